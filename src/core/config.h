@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * /etc/torpor/torpor.conf: INI.  [torpor] holds the core's keys; every other
+ * section belongs to the plugin of that name and is checked against the keys
+ * the plugin declares once plugins are loaded.
+ */
+#ifndef TORPOR_CONFIG_H
+#define TORPOR_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "registry.h"
+
+#define TORPOR_DEFAULT_CONFIG "/etc/torpor/torpor.conf"
+
+enum config_after {
+	CONFIG_AFTER_POWEROFF = 0,
+	CONFIG_AFTER_REBOOT,
+	CONFIG_AFTER_SUSPEND,
+};
+
+/* One key = value line as read, for plugin sections and messages. */
+struct config_entry {
+	char *section;
+	char *key;
+	char *value;
+	unsigned line;
+};
+
+struct torpor_config {
+	char *path;			/* file read, or NULL when none */
+
+	/* [torpor] */
+	char **filters;			/* hibernate order */
+	size_t n_filters;
+	char *writer;			/* NULL: none configured */
+	unsigned threads;		/* 0: one per online CPU */
+	enum config_after after;
+	char *snapshot;			/* "/dev/snapshot" or "sim:SIZE[:SEED]" */
+	char *plugin_dir;		/* NULL: built-in default */
+	unsigned chunk_pages;		/* pages per chunk, default 32 */
+
+	/* every key = value read, in file order */
+	struct config_entry *entries;
+	size_t n_entries;
+};
+
+/*
+ * Read path (TORPOR_DEFAULT_CONFIG when NULL).  A missing file is not an
+ * error when missing_ok (defaults are used).  A syntax error, an unknown key
+ * of [torpor], or a bad value is logged as "FILE:LINE: key 'K': reason" and
+ * returns -EINVAL.  Plugin sections are stored, not yet checked.
+ */
+int config_load(const char *path, bool missing_ok, struct torpor_config **ret);
+
+/* Defaults only (no file). */
+struct torpor_config *config_new_default(void);
+
+void config_free(struct torpor_config *c);
+
+/* Value of [section] key as written in the file, or NULL. */
+const char *config_get(const struct torpor_config *c, const char *section,
+		       const char *key);
+
+/* Value, else the plugin's declared default, else NULL. */
+const char *config_get_for(const struct torpor_config *c,
+			   const struct torpor_plugin *p, const char *key);
+
+/*
+ * Check every plugin section against the registry: a section naming no
+ * registered plugin, a key the plugin does not declare, or a value that does
+ * not fit its declared type is logged as "FILE:LINE: ..." and gives -EINVAL.
+ */
+int config_check_plugins(const struct torpor_config *c,
+			 const struct registry *r);
+
+/* Check one value against a declared key; on failure write a reason. */
+int config_check_value(const struct torpor_config_key *k, const char *value,
+		       char *reason, size_t reason_size);
+
+/* Parse "123", "64M", "2G" ... into bytes; -EINVAL / -ERANGE. */
+int config_parse_size(const char *s, uint64_t *ret);
+
+/* Print the effective configuration (with defaults of loaded plugins). */
+void config_dump(const struct torpor_config *c, const struct registry *r,
+		 FILE *f);
+
+#endif

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The on-disk image format, in one place: the image header and the framing
+ * of each chunk.  Every field is fixed-width little-endian.  The layout is
+ * documented in doc/image-format.md; keep the two in step.
+ *
+ * Parsers take untrusted bytes: every field is range-checked, every length
+ * is checked against the buffer, and a failure names the field.
+ */
+#ifndef TORPOR_IMAGE_FORMAT_H
+#define TORPOR_IMAGE_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define IMAGE_FORMAT_VERSION 1
+#define IMAGE_MAX_CHAIN 16		/* entries in the chain */
+#define IMAGE_MAX_BLOB 65536		/* bytes of one plugin's saved config */
+#define IMAGE_MAX_HEADER (1u << 20)	/* whole header */
+#define IMAGE_MAX_CHUNK_PAGES 1024
+
+/* Header flags */
+#define IMAGE_FLAG_TEST 0x1u		/* written by `hibernate --test` */
+
+/* One plugin of the chain, in hibernate order; the writer is last. */
+struct image_chain_entry {
+	char name[32];			/* NUL-terminated [a-z0-9-]{1,31} */
+	uint8_t type;			/* enum torpor_plugin_type */
+	uint8_t position;		/* 0-based, equals its index */
+	uint32_t blob_len;
+	uint8_t *blob;			/* save_config() output (owned) */
+};
+
+/* What the resume side records for the resumed system to report. */
+struct image_resume_stats {
+	uint64_t resumed_at;		/* unix time, 0: not resumed */
+	uint64_t read_usec;		/* reading + decoding the image */
+	uint64_t pages_restored;
+	uint64_t stored_bytes_read;
+};
+
+struct image_header {
+	uint32_t format_version;
+	uint32_t flags;			/* IMAGE_FLAG_* */
+	uint8_t uuid[16];
+	uint64_t created;		/* unix time */
+	char kernel_release[65];
+	char kernel_version[65];
+	uint32_t page_size;
+	uint64_t page_count;		/* snapshot pages in the image */
+	uint32_t chunk_pages;		/* pages per full chunk */
+	uint64_t chunk_count;
+	uint64_t stored_bytes;		/* bytes of the data stream, framing included */
+	uint32_t n_chain;
+	struct image_chain_entry chain[IMAGE_MAX_CHAIN];
+	struct image_resume_stats stats;
+};
+
+/* Free the blobs of h (h itself is the caller's). */
+void image_header_clear(struct image_header *h);
+
+/* Bytes image_header_encode() will produce for h. */
+size_t image_header_size(const struct image_header *h);
+
+/* Serialise h into buf (size bytes), checksum included.  -EMSGSIZE when it
+ * does not fit, -EINVAL when a field is out of range. */
+int image_header_encode(const struct image_header *h, uint8_t *buf,
+			size_t size, size_t *ret_len);
+
+/*
+ * Parse and check len bytes into *ret (blobs allocated; release with
+ * image_header_clear).  On failure returns -EBADMSG (corrupt or out of
+ * range), -EPROTONOSUPPORT (a newer format version) and writes a reason
+ * naming the field and its offset into err (err_size bytes).
+ */
+int image_header_parse(const uint8_t *buf, size_t len,
+		       struct image_header *ret, char *err, size_t err_size);
+
+/* Rewrite only the resume-stats slot of an encoded header in place (the
+ * slot has its own checksum; the header checksum does not cover it). */
+int image_header_set_stats(uint8_t *buf, size_t len,
+			   const struct image_resume_stats *stats);
+
+/* Chunk framing: a fixed frame before each chunk's stored bytes. */
+#define CHUNK_FRAME_SIZE 32
+#define CHUNK_FLAG_LAST 0x1u		/* = TORPOR_CHUNK_LAST */
+
+struct chunk_frame {
+	uint64_t sequence;
+	uint32_t flags;
+	uint32_t raw_len;		/* page bytes before the filters */
+	uint32_t stored_len;		/* bytes after the frame */
+	uint32_t stored_crc;		/* CRC32C of the stored bytes */
+};
+
+/* Serialise a frame (CHUNK_FRAME_SIZE bytes, with its own CRC). */
+void chunk_frame_encode(const struct chunk_frame *f, uint8_t *out);
+
+/* Parse a frame; checks magic, its CRC and ranges (raw_len <= max_raw,
+ * stored_len <= max_stored).  -EBADMSG with a reason in err. */
+int chunk_frame_parse(const uint8_t *in, uint32_t max_raw,
+		      uint32_t max_stored, struct chunk_frame *ret,
+		      char *err, size_t err_size);
+
+/* CRC32C (Castagnoli), hardware-accelerated where the CPU has it. */
+uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
+
+#endif

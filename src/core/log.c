@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+static int max_level = TORPOR_LOG_NOTICE;
+static const char *program = "torpor";
+
+void
+log_set_max_level(int level)
+{
+	max_level = level;
+}
+
+int
+log_get_max_level(void)
+{
+	return max_level;
+}
+
+void
+log_set_program(const char *name)
+{
+	program = name;
+}
+
+void
+log_fullv(int level, const char *plugin, const char *fmt, va_list ap)
+{
+	char line[2048];
+	int saved = errno;
+
+	if (level > max_level)
+		return;
+	errno = saved;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	if (plugin)
+		fprintf(stderr, "%s: %s: %s\n", program, plugin, line);
+	else
+		fprintf(stderr, "%s: %s\n", program, line);
+	errno = saved;
+}
+
+void
+log_full(int level, const char *plugin, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_fullv(level, plugin, fmt, ap);
+	va_end(ap);
+}
+
+int
+log_errno(int level, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r < 0)
+		errno = -r;
+	va_start(ap, fmt);
+	log_fullv(level, NULL, fmt, ap);
+	va_end(ap);
+	return r < 0 ? r : -r;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Logging for the programs: one line per message on stderr. */
+#ifndef TORPOR_LOG_H
+#define TORPOR_LOG_H
+
+#include <errno.h>
+#include <stdarg.h>
+
+#include <torpor/plugin.h>
+
+/* Messages above this level are dropped (default TORPOR_LOG_NOTICE). */
+void log_set_max_level(int level);
+int log_get_max_level(void);
+
+/* Prefix for every line, e.g. "torpor-resume" (default "torpor"). */
+void log_set_program(const char *name);
+
+void log_full(int level, const char *plugin, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void log_fullv(int level, const char *plugin, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+/* Log, then return the negative errno r (errno is set to -r for %m). */
+int log_errno(int level, int r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define log_error(...)   log_full(TORPOR_LOG_ERR, NULL, __VA_ARGS__)
+#define log_warning(...) log_full(TORPOR_LOG_WARNING, NULL, __VA_ARGS__)
+#define log_notice(...)  log_full(TORPOR_LOG_NOTICE, NULL, __VA_ARGS__)
+#define log_info(...)    log_full(TORPOR_LOG_INFO, NULL, __VA_ARGS__)
+#define log_debug(...)   log_full(TORPOR_LOG_DEBUG, NULL, __VA_ARGS__)
+#define log_error_errno(r, ...) log_errno(TORPOR_LOG_ERR, (r), __VA_ARGS__)
+#define log_warning_errno(r, ...) log_errno(TORPOR_LOG_WARNING, (r), __VA_ARGS__)
+
+#endif

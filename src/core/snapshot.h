@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Snapshot sources: where the memory image comes from at hibernation and
+ * where it goes back at resume.  Two implementations behind one interface:
+ * "kernel" (/dev/snapshot, snapshot-kernel.c) and "sim" (a deterministic
+ * synthetic image, snapshot-sim.c).
+ */
+#ifndef TORPOR_SNAPSHOT_H
+#define TORPOR_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <torpor/plugin.h>
+
+enum snapshot_mode {
+	SNAPSHOT_MODE_HIBERNATE,	/* read the image out */
+	SNAPSHOT_MODE_RESUME,		/* write an image back */
+};
+
+/* Fields of the image's first page (struct swsusp_info) we care about. */
+struct snapshot_info {
+	char release[65];		/* utsname.release */
+	char version[65];		/* utsname.version */
+	uint32_t version_code;		/* LINUX_VERSION_CODE */
+	uint64_t num_physpages;
+	uint32_t cpus;
+	uint64_t image_pages;
+	uint64_t pages;			/* pages in the image incl. metadata */
+	uint64_t size;			/* bytes */
+};
+
+struct snapshot;
+
+struct snapshot_ops {
+	/* Freeze / thaw user space (SNAPSHOT_FREEZE / _UNFREEZE). */
+	int (*freeze)(struct snapshot *s);
+	int (*unfreeze)(struct snapshot *s);
+
+	/* Limit the image size (SNAPSHOT_PREF_IMAGE_SIZE); optional. */
+	int (*pref_image_size)(struct snapshot *s, uint64_t bytes);
+
+	/* SNAPSHOT_CREATE_IMAGE: returns 0 and *in_suspend = 1 after the
+	 * snapshot was taken, and returns again with *in_suspend = 0 in the
+	 * resumed system. */
+	int (*create_image)(struct snapshot *s, int *in_suspend);
+
+	/* Bytes of the image (SNAPSHOT_GET_IMAGE_SIZE). */
+	int (*image_size)(struct snapshot *s, uint64_t *ret);
+
+	/* Next page of the image into buf (page_size bytes): returns the
+	 * bytes read (page_size), 0 at the end, -errno. */
+	ssize_t (*read_page)(struct snapshot *s, void *buf);
+
+	/* Hand one page back at resume: returns page_size, 0 once the image
+	 * is complete, -errno (-EPERM: the kernel refused it). */
+	ssize_t (*write_page)(struct snapshot *s, const void *buf);
+
+	/* SNAPSHOT_ATOMIC_RESTORE: with the kernel it does not return on
+	 * success.  With the sim it checks that every page was handed back
+	 * and verified, and returns 0. */
+	int (*atomic_restore)(struct snapshot *s);
+
+	/* SNAPSHOT_FREE: drop the image after hibernation / a failed cycle. */
+	int (*free_image)(struct snapshot *s);
+
+	/* SNAPSHOT_PLATFORM_SUPPORT; optional. */
+	int (*platform_support)(struct snapshot *s, bool on);
+
+	/* Power the machine off (SNAPSHOT_POWER_OFF, then reboot(2)).  The
+	 * sim returns 0 and the cycle goes on as after a resume. */
+	int (*power_off)(struct snapshot *s);
+
+	/* Swap services (see struct torpor_host); sim: -EOPNOTSUPP. */
+	int (*set_swap_area)(struct snapshot *s, uint32_t dev, uint64_t offset);
+	int64_t (*avail_swap)(struct snapshot *s);
+	int64_t (*alloc_swap_page)(struct snapshot *s);
+	int (*free_swap_pages)(struct snapshot *s);
+
+	void (*close)(struct snapshot *s);
+};
+
+struct snapshot {
+	const struct snapshot_ops *ops;
+	enum torpor_snapshot_kind kind;
+	enum snapshot_mode mode;
+	size_t page_size;
+	/* Pages handed back at resume so far (tests check it stays 0 for a
+	 * refused image). */
+	uint64_t pages_written;
+	/* Pages the resume side verified (sim only). */
+	uint64_t pages_verified;
+};
+
+/*
+ * Open the source named by spec: "/dev/snapshot" (or another path to a
+ * snapshot device) or "sim:SIZE[:SEED]" (SIZE in bytes with K/M/G suffix,
+ * a multiple of the page size; SEED a number, default 1).  With the kernel
+ * source in hibernate mode this also calls mlockall().  EPERM is turned
+ * into a message saying why (lockdown, nohibernate, secretmem).
+ */
+int snapshot_open(const char *spec, enum snapshot_mode mode,
+		  struct snapshot **ret);
+
+/* Close (NULL is fine). */
+void snapshot_close(struct snapshot *s);
+
+/* Parse the first page of an image (struct swsusp_info). */
+int snapshot_parse_info(const void *page, size_t page_size,
+			struct snapshot_info *ret);
+
+/* The release the running kernel reports (uname), or for the sim the value
+ * of $TORPOR_SIM_KERNEL_RELEASE when set (tests use it to fake a foreign
+ * kernel). */
+int snapshot_running_release(const struct snapshot *s, char *buf, size_t size);
+
+#endif
