@@ -96,6 +96,26 @@ struct torpor_chunk_info {
 };
 
 /*
+ * The image being written or read, handed to start_stream() once the facts
+ * are known: at hibernation after the snapshot was taken, at resume after
+ * the header was read and checked.  binding is a canonical encoding of
+ * every header field the restore depends on (image UUID, kernel release and
+ * version, page size, page count, chunk pages, chunk count, the chain's
+ * names, types and positions); it is byte-identical on both sides for an
+ * untampered image, so a filter that authenticates it detects a header
+ * changed between hibernation and resume.
+ */
+struct torpor_image_info {
+	uint8_t uuid[16];
+	uint32_t page_size;
+	uint32_t chunk_pages;
+	uint64_t page_count;
+	uint64_t chunk_count;
+	const uint8_t *binding;
+	size_t binding_len;
+};
+
+/*
  * Services the core offers to plugins.  Valid from load() until unload().
  * Functions that may be absent in an older core are checked against
  * struct_size by the plugin (TORPOR_HOST_HAS()).
@@ -128,6 +148,11 @@ struct torpor_host {
 	 * string into buf, which should be secure memory.  Returns its length
 	 * or -errno (-ENOKEY: no way to ask). */
 	int (*ask_passphrase)(const char *prompt, char *buf, size_t size);
+
+	/* The resume location given on the kernel command line reaches
+	 * writers as config_get("torpor", "resume") and
+	 * config_get("torpor", "resume_offset") (in pages); when set, it
+	 * overrides the writer's own location keys at resume. */
 
 	/* What the cycle snapshots: TORPOR_SNAPSHOT_KERNEL or _SIM. */
 	int (*snapshot_kind)(void);
@@ -255,12 +280,20 @@ struct torpor_plugin {
 	/* Optional.  Undo initialise(); finishing_cycle mirrors it. */
 	void (*cleanup)(int finishing_cycle);
 
+	/* Optional.  The stream of one image is about to start (see struct
+	 * torpor_image_info); called after initialise(1) and load_config(),
+	 * before any thread_init().  info and its binding stay valid until
+	 * cleanup(). */
+	int (*start_stream)(const struct torpor_image_info *info);
+
 	/* Optional.  Bytes of memory the plugin needs during a cycle beyond
 	 * what the core hands it (per-thread work memory counts once per
 	 * thread state). */
 	size_t (*memory_needed)(void);
 
-	/* Optional.  Upper bound, in bytes, of what save_config() writes. */
+	/* Optional.  Upper bound, in bytes, of what save_config() writes;
+	 * asked again right before save_config() at commit, so a writer may
+	 * grow it while the image is written (its block map). */
 	size_t (*storage_needed)(void);
 
 	/* Optional.  Write the configuration the resume side needs into buf
