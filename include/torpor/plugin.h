@@ -249,6 +249,13 @@ struct torpor_writer_ops {
 	 * resume side to leave its statistics for the resumed system. */
 	int (*rewrite_header)(const void *header, size_t len);
 
+	/* Optional.  torpor-resume refused the image (corrupt, tampered,
+	 * foreign kernel, wrong key) before handing any page to the kernel.
+	 * The core leaves a refused image as it was, so that the right
+	 * kernel or key can still resume it; a writer whose storage the
+	 * booting system needs back (swap) restores it here. */
+	void (*refused)(void);
+
 	/* Optional.  The words of the kernel command line that locate the
 	 * image (resume=... resume_offset=...), NUL-terminated in buf. */
 	int (*resume_args)(char *buf, size_t size);
