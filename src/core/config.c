@@ -1,0 +1,1145 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The configuration file.  inih does the INI syntax; this file adds what
+ * inih does not give us: line numbers (Debian's libinih is built without
+ * INI_HANDLER_LINENO, so our own reader counts lines), one precise message
+ * for the first error, the [torpor] keys, and the checks of every plugin
+ * section against the keys its plugin declares.
+ *
+ * A missing file with missing_ok gives the defaults and path NULL, as for
+ * config_new_default(): path names a file only when one was read.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ini.h>
+
+#include "config.h"
+#include "log.h"
+
+#define CORE_SECTION		"torpor"
+#define DEFAULT_SNAPSHOT	"/dev/snapshot"
+#define DEFAULT_CHUNK_PAGES	32
+#define MAX_THREADS		256
+#define MAX_CHUNK_PAGES		1024
+/* The sim source hands out pages of this size. */
+#define SIM_PAGE_SIZE		4096
+
+#define REASON_MAX		256
+
+struct parse_state {
+	struct torpor_config *c;
+	const char *path;
+	FILE *f;
+	char *line;
+	size_t line_size;
+	unsigned lineno;
+	char section[64];		/* last [section] seen, for messages */
+
+	/* The first error, formatted; 0: none yet.  Later lines are not
+	 * read once it is set, so the message is about the first problem
+	 * in the file. */
+	unsigned error_line;
+	char error[512];
+	int read_errno;
+	bool nomem;
+};
+
+static bool
+is_digit(char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+static bool
+is_blank(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' ||
+	       ch == '\v' || ch == '\f';
+}
+
+/* [a-z0-9-]{1,31}, the rule of include/torpor/plugin.h. */
+static bool
+plugin_name_valid(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || len > TORPOR_PLUGIN_NAME_MAX)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || is_digit(s[i]) ||
+		      s[i] == '-'))
+			return false;
+	return true;
+}
+
+/* Decimal digits only: no sign, no blanks, no base prefix. */
+static int
+parse_u64(const char *s, uint64_t *ret)
+{
+	uint64_t v = 0;
+	bool overflow = false;
+
+	if (!is_digit(*s))
+		return -EINVAL;
+	for (; is_digit(*s); s++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			overflow = true;
+		else
+			v = v * 10 + d;
+	}
+	if (*s)
+		return -EINVAL;
+	if (overflow)
+		return -ERANGE;
+	*ret = v;
+	return 0;
+}
+
+static int
+parse_i64(const char *s, int64_t *ret)
+{
+	bool negative = *s == '-';
+	uint64_t v;
+	int r;
+
+	r = parse_u64(negative ? s + 1 : s, &v);
+	if (r < 0)
+		return r;
+	if (negative) {
+		if (v > (uint64_t)INT64_MAX + 1)
+			return -ERANGE;
+		*ret = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+	} else {
+		if (v > (uint64_t)INT64_MAX)
+			return -ERANGE;
+		*ret = (int64_t)v;
+	}
+	return 0;
+}
+
+/*
+ * Suffixes are upper case only: plugins parse their own values from the
+ * raw text, and one spelling everywhere keeps them agreeing with us.
+ */
+int
+config_parse_size(const char *s, uint64_t *ret)
+{
+	uint64_t v = 0, mult = 1;
+	bool overflow = false;
+
+	if (!s || !is_digit(*s))
+		return -EINVAL;
+	for (; is_digit(*s); s++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			overflow = true;
+		else
+			v = v * 10 + d;
+	}
+	switch (*s) {
+	case 'K':
+		mult = UINT64_C(1) << 10;
+		s++;
+		break;
+	case 'M':
+		mult = UINT64_C(1) << 20;
+		s++;
+		break;
+	case 'G':
+		mult = UINT64_C(1) << 30;
+		s++;
+		break;
+	case 'T':
+		mult = UINT64_C(1) << 40;
+		s++;
+		break;
+	default:
+		break;
+	}
+	if (*s)
+		return -EINVAL;
+	if (overflow || v > UINT64_MAX / mult)
+		return -ERANGE;
+	*ret = v * mult;
+	return 0;
+}
+
+static bool
+is_absolute_path(const char *s)
+{
+	return s[0] == '/';
+}
+
+static const char *const path_prefixes[] = {
+	"UUID=", "LABEL=", "PARTUUID=", "PARTLABEL=", NULL,
+};
+
+static const char *
+type_name(enum torpor_config_type t)
+{
+	switch (t) {
+	case TORPOR_CONFIG_STRING:
+		return "string";
+	case TORPOR_CONFIG_INT:
+		return "integer";
+	case TORPOR_CONFIG_SIZE:
+		return "size";
+	case TORPOR_CONFIG_BOOL:
+		return "boolean";
+	case TORPOR_CONFIG_ENUM:
+		return "choice";
+	case TORPOR_CONFIG_PATH:
+		return "path";
+	}
+	return "unknown";
+}
+
+/* Append "a, b, c" of the NULL-terminated list into buf (bounded). */
+static void
+join_names(char *buf, size_t size, const char *const *names)
+{
+	size_t used = 0, i;
+
+	buf[0] = '\0';
+	for (i = 0; names && names[i] && used < size; i++) {
+		int n = snprintf(buf + used, size - used, "%s%s",
+				 i ? ", " : "", names[i]);
+
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+/*
+ * A plugin that declares an INT or SIZE key and leaves min and max both 0
+ * asks for no bounds: a range holding only 0 would make no sense as a key.
+ */
+static bool
+has_bounds(const struct torpor_config_key *k)
+{
+	return k->min != 0 || k->max != 0;
+}
+
+int
+config_check_value(const struct torpor_config_key *k, const char *value,
+		   char *reason, size_t reason_size)
+{
+	char choices[160];
+	uint64_t size;
+	int64_t v;
+	size_t i;
+	int r;
+
+	if (!k || !value) {
+		snprintf(reason, reason_size, "no value");
+		return -EINVAL;
+	}
+	switch (k->type) {
+	case TORPOR_CONFIG_STRING:
+		return 0;
+	case TORPOR_CONFIG_INT:
+		r = parse_i64(value, &v);
+		if (r == -EINVAL) {
+			snprintf(reason, reason_size,
+				 "'%s' is not an integer", value);
+			return r;
+		}
+		if (r < 0 && !has_bounds(k)) {
+			snprintf(reason, reason_size,
+				 "%s does not fit in 64 bits", value);
+			return r;
+		}
+		if (r < 0 || (has_bounds(k) && (v < k->min || v > k->max))) {
+			snprintf(reason, reason_size,
+				 "%s is out of range %" PRId64 "..%" PRId64,
+				 value, k->min, k->max);
+			return -ERANGE;
+		}
+		return 0;
+	case TORPOR_CONFIG_SIZE:
+		r = config_parse_size(value, &size);
+		if (r == -EINVAL) {
+			snprintf(reason, reason_size,
+				 "'%s' is not a size (bytes, with an optional "
+				 "K, M, G or T suffix)", value);
+			return r;
+		}
+		if (r < 0 && !has_bounds(k)) {
+			snprintf(reason, reason_size,
+				 "%s does not fit in 64 bits", value);
+			return r;
+		}
+		if (r < 0 || (has_bounds(k) &&
+			      ((k->min > 0 && size < (uint64_t)k->min) ||
+			       k->max < 0 || size > (uint64_t)k->max))) {
+			snprintf(reason, reason_size,
+				 "%s is out of range %" PRId64 "..%" PRId64
+				 " bytes", value, k->min, k->max);
+			return -ERANGE;
+		}
+		return 0;
+	case TORPOR_CONFIG_BOOL: {
+		static const char *const bools[] = {
+			"yes", "no", "true", "false", "1", "0", "on", "off",
+			NULL,
+		};
+
+		for (i = 0; bools[i]; i++)
+			if (strcmp(value, bools[i]) == 0)
+				return 0;
+		snprintf(reason, reason_size,
+			 "'%s' is not a boolean (yes, no, true, false, 1, 0, "
+			 "on, off)", value);
+		return -EINVAL;
+	}
+	case TORPOR_CONFIG_ENUM:
+		for (i = 0; k->choices && k->choices[i]; i++)
+			if (strcmp(value, k->choices[i]) == 0)
+				return 0;
+		join_names(choices, sizeof(choices), k->choices);
+		snprintf(reason, reason_size, "'%s' is not one of: %s", value,
+			 choices);
+		return -EINVAL;
+	case TORPOR_CONFIG_PATH:
+		if (is_absolute_path(value))
+			return 0;
+		for (i = 0; path_prefixes[i]; i++) {
+			size_t n = strlen(path_prefixes[i]);
+
+			if (strncmp(value, path_prefixes[i], n) == 0 &&
+			    value[n] != '\0')
+				return 0;
+		}
+		snprintf(reason, reason_size,
+			 "'%s' is not an absolute path (nor UUID=, LABEL=, "
+			 "PARTUUID=, PARTLABEL=)", value);
+		return -EINVAL;
+	}
+	snprintf(reason, reason_size, "the plugin declares an unknown type %d",
+		 (int)k->type);
+	return -EINVAL;
+}
+
+struct torpor_config *
+config_new_default(void)
+{
+	struct torpor_config *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->snapshot = strdup(DEFAULT_SNAPSHOT);
+	if (!c->snapshot) {
+		free(c);
+		return NULL;
+	}
+	c->threads = 0;
+	c->after = CONFIG_AFTER_POWEROFF;
+	c->chunk_pages = DEFAULT_CHUNK_PAGES;
+	return c;
+}
+
+static void
+free_filters(char **filters, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(filters[i]);
+	free(filters);
+}
+
+void
+config_free(struct torpor_config *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	free(c->path);
+	free_filters(c->filters, c->n_filters);
+	free(c->writer);
+	free(c->snapshot);
+	free(c->plugin_dir);
+	for (i = 0; i < c->n_entries; i++) {
+		free(c->entries[i].section);
+		free(c->entries[i].key);
+		free(c->entries[i].value);
+	}
+	free(c->entries);
+	free(c);
+}
+
+static const struct config_entry *
+find_entry(const struct torpor_config *c, const char *section, const char *key)
+{
+	size_t i;
+
+	if (!c)
+		return NULL;
+	for (i = 0; i < c->n_entries; i++)
+		if (strcmp(c->entries[i].section, section) == 0 &&
+		    strcmp(c->entries[i].key, key) == 0)
+			return &c->entries[i];
+	return NULL;
+}
+
+const char *
+config_get(const struct torpor_config *c, const char *section,
+	   const char *key)
+{
+	const struct config_entry *e;
+
+	if (!section || !key)
+		return NULL;
+	e = find_entry(c, section, key);
+	return e ? e->value : NULL;
+}
+
+static const struct torpor_config_key *
+find_key(const struct torpor_plugin *p, const char *key)
+{
+	const struct torpor_config_key *k;
+
+	for (k = p->config_keys; k && k->name; k++)
+		if (strcmp(k->name, key) == 0)
+			return k;
+	return NULL;
+}
+
+const char *
+config_get_for(const struct torpor_config *c, const struct torpor_plugin *p,
+	       const char *key)
+{
+	const struct torpor_config_key *k;
+	const char *v;
+
+	if (!p || !p->name || !key)
+		return NULL;
+	v = config_get(c, p->name, key);
+	if (v)
+		return v;
+	k = find_key(p, key);
+	return k ? k->default_value : NULL;
+}
+
+/* Record the first error as "FILE:LINE: [section] key 'K': reason". */
+static void
+fail(struct parse_state *st, const char *section, const char *key,
+     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void
+fail(struct parse_state *st, const char *section, const char *key,
+     const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (st->error_line)
+		return;
+	st->error_line = st->lineno ? st->lineno : 1;
+	if (section && *section && key)
+		n = snprintf(st->error, sizeof(st->error), "%s:%u: [%s] key '%s': ",
+			     st->path, st->error_line, section, key);
+	else if (key)
+		n = snprintf(st->error, sizeof(st->error), "%s:%u: key '%s': ",
+			     st->path, st->error_line, key);
+	else if (section && *section)
+		n = snprintf(st->error, sizeof(st->error), "%s:%u: [%s]: ",
+			     st->path, st->error_line, section);
+	else
+		n = snprintf(st->error, sizeof(st->error), "%s:%u: ",
+			     st->path, st->error_line);
+	if (n < 0 || (size_t)n >= sizeof(st->error))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(st->error + n, sizeof(st->error) - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Split a filters value: names separated by commas and/or blanks.  Each
+ * must be a valid plugin name, and none may appear twice.
+ */
+static int
+parse_filters(const char *value, char ***ret, size_t *ret_n, char *reason,
+	      size_t reason_size)
+{
+	char **list = NULL;
+	size_t n = 0, i;
+	const char *p = value;
+
+	for (;;) {
+		const char *start;
+		size_t len;
+		char **grown;
+
+		while (*p == ',' || is_blank(*p))
+			p++;
+		if (!*p)
+			break;
+		start = p;
+		while (*p && *p != ',' && !is_blank(*p))
+			p++;
+		len = (size_t)(p - start);
+		if (!plugin_name_valid(start, len)) {
+			snprintf(reason, reason_size,
+				 "'%.*s' is not a plugin name "
+				 "([a-z0-9-], 1 to %d characters)",
+				 len > 64 ? 64 : (int)len, start,
+				 TORPOR_PLUGIN_NAME_MAX);
+			goto invalid;
+		}
+		for (i = 0; i < n; i++)
+			if (strlen(list[i]) == len &&
+			    memcmp(list[i], start, len) == 0) {
+				snprintf(reason, reason_size,
+					 "filter '%s' is listed twice", list[i]);
+				goto invalid;
+			}
+		grown = realloc(list, (n + 1) * sizeof(*list));
+		if (!grown)
+			goto nomem;
+		list = grown;
+		list[n] = strndup(start, len);
+		if (!list[n])
+			goto nomem;
+		n++;
+	}
+	*ret = list;
+	*ret_n = n;
+	return 0;
+
+invalid:
+	free_filters(list, n);
+	return -EINVAL;
+nomem:
+	free_filters(list, n);
+	return -ENOMEM;
+}
+
+static int
+parse_bounded(const char *value, unsigned min, unsigned max, unsigned *ret,
+	      char *reason, size_t reason_size)
+{
+	uint64_t v;
+	int r;
+
+	r = parse_u64(value, &v);
+	if (r == -EINVAL) {
+		snprintf(reason, reason_size, "'%s' is not a number", value);
+		return r;
+	}
+	if (r < 0 || v < min || v > max) {
+		snprintf(reason, reason_size, "%s is out of range %u..%u",
+			 value, min, max);
+		return -ERANGE;
+	}
+	*ret = (unsigned)v;
+	return 0;
+}
+
+/* "/dev/snapshot", another absolute path, or "sim:SIZE[:SEED]". */
+static int
+check_snapshot(const char *value, char *reason, size_t reason_size)
+{
+	char size_text[32];
+	const char *spec, *colon;
+	uint64_t size, seed;
+	size_t len;
+
+	if (is_absolute_path(value))
+		return 0;
+	if (strncmp(value, "sim:", 4) != 0) {
+		snprintf(reason, reason_size,
+			 "'%s' is neither an absolute path nor sim:SIZE[:SEED]",
+			 value);
+		return -EINVAL;
+	}
+	spec = value + 4;
+	colon = strchr(spec, ':');
+	len = colon ? (size_t)(colon - spec) : strlen(spec);
+	/* The sim takes K, M and G only: T would not fit in memory anyway. */
+	if (len == 0 || len >= sizeof(size_text) ||
+	    spec[len - 1] == 'T') {
+		snprintf(reason, reason_size,
+			 "'%s': SIZE must be bytes with an optional K, M or G "
+			 "suffix", value);
+		return -EINVAL;
+	}
+	memcpy(size_text, spec, len);
+	size_text[len] = '\0';
+	if (config_parse_size(size_text, &size) < 0) {
+		snprintf(reason, reason_size,
+			 "'%s': SIZE must be bytes with an optional K, M or G "
+			 "suffix", value);
+		return -EINVAL;
+	}
+	if (size == 0 || size % SIM_PAGE_SIZE != 0) {
+		snprintf(reason, reason_size,
+			 "'%s': SIZE must be a positive multiple of %u", value,
+			 SIM_PAGE_SIZE);
+		return -EINVAL;
+	}
+	if (colon && parse_u64(colon + 1, &seed) < 0) {
+		snprintf(reason, reason_size,
+			 "'%s': SEED must be a decimal number", value);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+replace_string(char **slot, const char *value)
+{
+	char *copy = strdup(value);
+
+	if (!copy)
+		return -ENOMEM;
+	free(*slot);
+	*slot = copy;
+	return 0;
+}
+
+/* Apply one [torpor] key; on a bad value write a reason. */
+static int
+apply_core_key(struct torpor_config *c, const char *key, const char *value,
+	       char *reason, size_t reason_size)
+{
+	int r;
+
+	if (strcmp(key, "filters") == 0) {
+		char **list;
+		size_t n;
+
+		r = parse_filters(value, &list, &n, reason, reason_size);
+		if (r < 0)
+			return r;
+		free_filters(c->filters, c->n_filters);
+		c->filters = list;
+		c->n_filters = n;
+		return 0;
+	}
+	if (strcmp(key, "writer") == 0) {
+		if (!*value) {
+			free(c->writer);
+			c->writer = NULL;
+			return 0;
+		}
+		if (!plugin_name_valid(value, strlen(value))) {
+			snprintf(reason, reason_size,
+				 "'%s' is not a plugin name "
+				 "([a-z0-9-], 1 to %d characters)", value,
+				 TORPOR_PLUGIN_NAME_MAX);
+			return -EINVAL;
+		}
+		return replace_string(&c->writer, value);
+	}
+	if (strcmp(key, "threads") == 0)
+		return parse_bounded(value, 0, MAX_THREADS, &c->threads,
+				     reason, reason_size);
+	if (strcmp(key, "chunk_pages") == 0)
+		return parse_bounded(value, 1, MAX_CHUNK_PAGES,
+				     &c->chunk_pages, reason, reason_size);
+	if (strcmp(key, "after") == 0) {
+		if (strcmp(value, "poweroff") == 0)
+			c->after = CONFIG_AFTER_POWEROFF;
+		else if (strcmp(value, "reboot") == 0)
+			c->after = CONFIG_AFTER_REBOOT;
+		else if (strcmp(value, "suspend") == 0)
+			c->after = CONFIG_AFTER_SUSPEND;
+		else {
+			snprintf(reason, reason_size,
+				 "'%s' is not one of: poweroff, reboot, suspend",
+				 value);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (strcmp(key, "snapshot") == 0) {
+		r = check_snapshot(value, reason, reason_size);
+		if (r < 0)
+			return r;
+		return replace_string(&c->snapshot, value);
+	}
+	if (strcmp(key, "plugin_dir") == 0) {
+		/* Empty, like an empty writer, means the built-in default. */
+		if (!*value) {
+			free(c->plugin_dir);
+			c->plugin_dir = NULL;
+			return 0;
+		}
+		if (!is_absolute_path(value)) {
+			snprintf(reason, reason_size,
+				 "'%s' is not an absolute path", value);
+			return -EINVAL;
+		}
+		return replace_string(&c->plugin_dir, value);
+	}
+	snprintf(reason, reason_size,
+		 "unknown key (known: filters, writer, threads, after, "
+		 "snapshot, plugin_dir, chunk_pages)");
+	return -EINVAL;
+}
+
+static int
+add_entry(struct torpor_config *c, const char *section, const char *key,
+	  const char *value, unsigned line)
+{
+	struct config_entry *grown, *e;
+
+	grown = realloc(c->entries, (c->n_entries + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	c->entries = grown;
+	e = &c->entries[c->n_entries];
+	e->section = strdup(section);
+	e->key = strdup(key);
+	e->value = strdup(value);
+	e->line = line;
+	if (!e->section || !e->key || !e->value) {
+		free(e->section);
+		free(e->key);
+		free(e->value);
+		return -ENOMEM;
+	}
+	c->n_entries++;
+	return 0;
+}
+
+static int
+handle_entry(void *user, const char *section, const char *key,
+	     const char *value)
+{
+	struct parse_state *st = user;
+	const struct config_entry *prev;
+	char reason[REASON_MAX];
+	int r;
+
+	if (st->error_line)
+		return 0;
+	if (!value)
+		value = "";
+	if (!*section) {
+		fail(st, NULL, key, "not in any section (start the file with "
+		     "a [%s] or [PLUGIN] header)", CORE_SECTION);
+		return 0;
+	}
+	prev = find_entry(st->c, section, key);
+	if (prev) {
+		fail(st, section, key, "set twice (first on line %u)",
+		     prev->line);
+		return 0;
+	}
+	if (add_entry(st->c, section, key, value, st->lineno) < 0)
+		goto nomem;
+	if (strcmp(section, CORE_SECTION) != 0)
+		return 1;	/* checked against its plugin later */
+	r = apply_core_key(st->c, key, value, reason, sizeof(reason));
+	if (r == -ENOMEM)
+		goto nomem;
+	if (r < 0) {
+		fail(st, section, key, "%s", reason);
+		return 0;
+	}
+	return 1;
+
+nomem:
+	st->nomem = true;
+	fail(st, section, key, "out of memory");
+	return 0;
+}
+
+/* Where an inline comment starts (" ;"), or the end of s. */
+static const char *
+end_of_content(const char *s)
+{
+	const char *p;
+
+	for (p = s; *p; p++)
+		if (*p == ';' && p > s && is_blank(p[-1]))
+			return p;
+	return p;
+}
+
+/*
+ * The syntax inih accepts, checked here first so that the message can say
+ * what is wrong.  line has no leading or trailing blanks.
+ */
+static bool
+check_syntax(struct parse_state *st, const char *line)
+{
+	const char *end, *p;
+
+	if (!*line || *line == '#' || *line == ';')
+		return true;
+	end = end_of_content(line);
+	if (*line == '[') {
+		const char *close = memchr(line, ']', (size_t)(end - line));
+		size_t len;
+
+		if (!close) {
+			fail(st, NULL, NULL,
+			     "syntax error: section header without ']'");
+			return false;
+		}
+		for (p = close + 1; p < end; p++)
+			if (!is_blank(*p)) {
+				fail(st, NULL, NULL,
+				     "syntax error: text after the section "
+				     "header");
+				return false;
+			}
+		len = (size_t)(close - line - 1);
+		if (len == 0) {
+			fail(st, NULL, NULL,
+			     "syntax error: empty section name");
+			return false;
+		}
+		if (len >= sizeof(st->section))
+			len = sizeof(st->section) - 1;
+		memcpy(st->section, line + 1, len);
+		st->section[len] = '\0';
+		return true;
+	}
+	for (p = line; p < end && *p != '=' && *p != ':'; p++)
+		;
+	if (p == end) {
+		fail(st, st->section, NULL,
+		     "syntax error: expected 'key = value' or '[section]'");
+		return false;
+	}
+	if (p == line) {
+		fail(st, st->section, NULL,
+		     "syntax error: no key before '%c'", *p);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * inih's line reader.  Counting lines here gives the handler its line
+ * number.  Leading blanks are removed so that an indented line is an
+ * ordinary line and never one of inih's continuation lines, which would
+ * silently glue "  key = value" onto the previous value.
+ */
+static char *
+read_line(char *buf, int size, void *stream)
+{
+	struct parse_state *st = stream;
+	ssize_t n;
+	size_t len;
+	char *p;
+
+	if (st->error_line || size < 3)
+		return NULL;
+	errno = 0;
+	n = getline(&st->line, &st->line_size, st->f);
+	if (n < 0) {
+		if (ferror(st->f))
+			st->read_errno = errno ? errno : EIO;
+		return NULL;
+	}
+	st->lineno++;
+	p = st->line;
+	if (memchr(p, '\0', (size_t)n)) {
+		fail(st, NULL, NULL, "the line holds a NUL byte");
+		return NULL;
+	}
+	if (st->lineno == 1 && strncmp(p, "\xef\xbb\xbf", 3) == 0)
+		p += 3;
+	while (is_blank(*p))
+		p++;
+	len = strlen(p);
+	while (len > 0 && is_blank(p[len - 1]))
+		len--;
+	p[len] = '\0';
+	/* inih needs room for the line, a newline and the NUL. */
+	if (len + 2 >= (size_t)size) {
+		fail(st, st->section, NULL,
+		     "line too long (at most %d characters)", size - 3);
+		return NULL;
+	}
+	if (!check_syntax(st, p))
+		return NULL;
+	memcpy(buf, p, len + 1);
+	return buf;
+}
+
+int
+config_load(const char *path, bool missing_ok, struct torpor_config **ret)
+{
+	struct parse_state st = { 0 };
+	struct torpor_config *c;
+	int r;
+
+	if (!path)
+		path = TORPOR_DEFAULT_CONFIG;
+	st.f = fopen(path, "re");
+	if (!st.f) {
+		r = -errno;
+		if (r == -ENOENT && missing_ok) {
+			c = config_new_default();
+			if (!c)
+				return log_error_errno(-ENOMEM,
+						       "Failed to read %s: %m",
+						       path);
+			*ret = c;
+			return 0;
+		}
+		return log_error_errno(r, "Failed to open %s: %m", path);
+	}
+	c = config_new_default();
+	if (!c || !(c->path = strdup(path))) {
+		fclose(st.f);
+		config_free(c);
+		return log_error_errno(-ENOMEM, "Failed to read %s: %m", path);
+	}
+	st.c = c;
+	st.path = path;
+	r = ini_parse_stream(read_line, &st, handle_entry, &st);
+	fclose(st.f);
+	free(st.line);
+
+	if (st.nomem || r == -2) {
+		r = log_error_errno(-ENOMEM, "Failed to read %s: %m", path);
+	} else if (st.read_errno) {
+		r = log_error_errno(-st.read_errno, "Failed to read %s: %m",
+				    path);
+	} else if (r > 0 && (!st.error_line || (unsigned)r < st.error_line)) {
+		/* Something inih refused that check_syntax() let through. */
+		log_error("%s:%d: syntax error", path, r);
+		r = -EINVAL;
+	} else if (st.error_line) {
+		log_error("%s", st.error);
+		r = -EINVAL;
+	} else if (r != 0) {
+		log_error("%s: cannot be parsed", path);
+		r = -EINVAL;
+	}
+	if (r < 0) {
+		config_free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+static void
+append_key_names(char *buf, size_t size, const struct torpor_plugin *p)
+{
+	const struct torpor_config_key *k;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (k = p->config_keys; k && k->name && used < size; k++) {
+		int n = snprintf(buf + used, size - used, "%s%s",
+				 used ? ", " : "", k->name);
+
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+static bool
+section_seen_before(const struct torpor_config *c, size_t i)
+{
+	size_t j;
+
+	for (j = 0; j < i; j++)
+		if (strcmp(c->entries[j].section, c->entries[i].section) == 0)
+			return true;
+	return false;
+}
+
+int
+config_check_plugins(const struct torpor_config *c, const struct registry *r)
+{
+	const char *path;
+	size_t i;
+	int ret = 0;
+
+	if (!c)
+		return 0;
+	path = c->path ? c->path : "configuration";
+	for (i = 0; i < c->n_entries; i++) {
+		const struct config_entry *e = &c->entries[i];
+		const struct torpor_config_key *k;
+		const struct plugin_entry *p;
+		char reason[REASON_MAX];
+
+		if (strcmp(e->section, CORE_SECTION) == 0)
+			continue;
+		p = r ? registry_find(r, e->section) : NULL;
+		if (!p) {
+			/* One message per section, not per key. */
+			if (!section_seen_before(c, i))
+				log_error("%s:%u: [%s] key '%s': no plugin "
+					  "named '%s' is loaded", path,
+					  e->line, e->section, e->key,
+					  e->section);
+			ret = -EINVAL;
+			continue;
+		}
+		k = find_key(&p->ops, e->key);
+		if (!k) {
+			char names[160];
+
+			append_key_names(names, sizeof(names), &p->ops);
+			if (names[0])
+				log_error("%s:%u: [%s] key '%s': not a key of "
+					  "plugin '%s' (known: %s)", path,
+					  e->line, e->section, e->key,
+					  e->section, names);
+			else
+				log_error("%s:%u: [%s] key '%s': plugin '%s' "
+					  "takes no keys", path, e->line,
+					  e->section, e->key, e->section);
+			ret = -EINVAL;
+			continue;
+		}
+		if (config_check_value(k, e->value, reason,
+				       sizeof(reason)) < 0) {
+			log_error("%s:%u: [%s] key '%s': %s (%s)", path,
+				  e->line, e->section, e->key, reason,
+				  type_name(k->type));
+			ret = -EINVAL;
+		}
+	}
+	return ret;
+}
+
+static bool
+set_in_file(const struct torpor_config *c, const char *section,
+	    const char *key)
+{
+	return find_entry(c, section, key) != NULL;
+}
+
+/*
+ * One key of the dump.  Markers go on comment lines of their own so that
+ * the output reads back as a configuration file.
+ */
+static void
+dump_key(FILE *f, const char *key, const char *value, bool from_file,
+	 const char *help)
+{
+	if (help)
+		fprintf(f, "# %s\n", help);
+	if (!value) {
+		fprintf(f, "# not set\n#%s =\n", key);
+		return;
+	}
+	if (!from_file)
+		fprintf(f, "# default\n");
+	fprintf(f, "%s = %s\n", key, value);
+}
+
+static void
+dump_core(const struct torpor_config *c, FILE *f)
+{
+	static const char *const afters[] = {
+		[CONFIG_AFTER_POWEROFF] = "poweroff",
+		[CONFIG_AFTER_REBOOT] = "reboot",
+		[CONFIG_AFTER_SUSPEND] = "suspend",
+	};
+	char number[24];
+	size_t i;
+
+	fprintf(f, "[%s]\n", CORE_SECTION);
+	if (!set_in_file(c, CORE_SECTION, "filters"))
+		fprintf(f, "# default\n");
+	fprintf(f, "filters =");
+	for (i = 0; i < c->n_filters; i++)
+		fprintf(f, " %s", c->filters[i]);
+	fprintf(f, "\n");
+	dump_key(f, "writer", c->writer, set_in_file(c, CORE_SECTION, "writer"),
+		 NULL);
+	snprintf(number, sizeof(number), "%u", c->threads);
+	dump_key(f, "threads", number, set_in_file(c, CORE_SECTION, "threads"),
+		 c->threads ? NULL : "0: one thread per online CPU");
+	dump_key(f, "after",
+		 (unsigned)c->after < sizeof(afters) / sizeof(afters[0]) ?
+		 afters[c->after] : "poweroff",
+		 set_in_file(c, CORE_SECTION, "after"), NULL);
+	dump_key(f, "snapshot", c->snapshot,
+		 set_in_file(c, CORE_SECTION, "snapshot"), NULL);
+	dump_key(f, "plugin_dir", c->plugin_dir,
+		 set_in_file(c, CORE_SECTION, "plugin_dir"), NULL);
+	snprintf(number, sizeof(number), "%u", c->chunk_pages);
+	dump_key(f, "chunk_pages", number,
+		 set_in_file(c, CORE_SECTION, "chunk_pages"), NULL);
+}
+
+static void
+dump_plugin(const struct torpor_config *c, const struct torpor_plugin *p,
+	    FILE *f)
+{
+	const struct torpor_config_key *k;
+	size_t i;
+
+	fprintf(f, "\n[%s]\n", p->name);
+	for (k = p->config_keys; k && k->name; k++) {
+		const char *v = config_get(c, p->name, k->name);
+
+		dump_key(f, k->name, v ? v : k->default_value, v != NULL,
+			 k->help);
+	}
+	for (i = 0; i < c->n_entries; i++) {
+		const struct config_entry *e = &c->entries[i];
+
+		if (strcmp(e->section, p->name) == 0 && !find_key(p, e->key))
+			fprintf(f, "# not a key of this plugin\n%s = %s\n",
+				e->key, e->value);
+	}
+}
+
+void
+config_dump(const struct torpor_config *c, const struct registry *r, FILE *f)
+{
+	const struct plugin_entry *p;
+	size_t i, j;
+
+	if (!c || !f)
+		return;
+	fprintf(f, "# torpor configuration: %s\n",
+		c->path ? c->path : "built-in defaults");
+	dump_core(c, f);
+
+	for (p = r ? r->plugins_head : NULL; p; p = p->next_plugin) {
+		bool in_file = false;
+
+		if (!p->ops.name)
+			continue;
+		for (i = 0; i < c->n_entries && !in_file; i++)
+			in_file = strcmp(c->entries[i].section, p->ops.name) == 0;
+		if (in_file || (p->ops.config_keys && p->ops.config_keys->name))
+			dump_plugin(c, &p->ops, f);
+	}
+
+	/* Sections of the file that no registered plugin claims. */
+	for (i = 0; i < c->n_entries; i++) {
+		const struct config_entry *e = &c->entries[i];
+
+		if (strcmp(e->section, CORE_SECTION) == 0 ||
+		    section_seen_before(c, i) ||
+		    (r && registry_find(r, e->section)))
+			continue;
+		fprintf(f, "\n[%s]\n", e->section);
+		if (r)
+			fprintf(f, "# no plugin of this name is loaded\n");
+		for (j = i; j < c->n_entries; j++)
+			if (strcmp(c->entries[j].section, e->section) == 0)
+				fprintf(f, "%s = %s\n", c->entries[j].key,
+					c->entries[j].value);
+	}
+}
