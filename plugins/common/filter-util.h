@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Small helpers shared by the filter plugins (lzo, zlib, lz4, checksum).
+ * Everything is static inline: each plugin is its own shared module and
+ * links nothing from the core.
+ *
+ * The compression filters share one chunk format: a tag byte followed by
+ * the payload.  FILTER_TAG_STORED means the payload is the input as it
+ * was (the codec did not make it smaller, so it is not worth the decode
+ * time); FILTER_TAG_PACKED means the payload is the codec's output.
+ */
+#ifndef TORPOR_FILTER_UTIL_H
+#define TORPOR_FILTER_UTIL_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define FILTER_TAG_STORED 0
+#define FILTER_TAG_PACKED 1
+#define FILTER_TAG_SIZE 1
+
+/* Version byte that leads every saved configuration blob. */
+#define FILTER_CONFIG_VERSION 1
+
+/*
+ * Counters for print_debug_info.  encode / decode run on several threads
+ * at once, so every field is atomic; relaxed ordering is enough because
+ * nothing is derived from them but a status line.
+ */
+struct filter_stats {
+	atomic_uint_fast64_t chunks;		/* encoded */
+	atomic_uint_fast64_t stored;		/* of which stored raw */
+	atomic_uint_fast64_t in_bytes;
+	atomic_uint_fast64_t out_bytes;
+	atomic_uint_fast64_t decoded;		/* chunks decoded */
+};
+
+static inline void
+filter_stats_reset(struct filter_stats *s)
+{
+	atomic_store_explicit(&s->chunks, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->stored, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->in_bytes, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->out_bytes, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->decoded, 0, memory_order_relaxed);
+}
+
+static inline void
+filter_stats_encoded(struct filter_stats *s, size_t in_len, size_t out_len,
+		     bool stored)
+{
+	atomic_fetch_add_explicit(&s->chunks, 1, memory_order_relaxed);
+	if (stored)
+		atomic_fetch_add_explicit(&s->stored, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->in_bytes, in_len, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->out_bytes, out_len, memory_order_relaxed);
+}
+
+static inline void
+filter_stats_decoded(struct filter_stats *s)
+{
+	atomic_fetch_add_explicit(&s->decoded, 1, memory_order_relaxed);
+}
+
+/*
+ * snprintf into buf that returns what print_debug_info promises: the
+ * length actually written, never more than size - 1.
+ */
+__attribute__((format(printf, 3, 4)))
+static inline int
+filter_print(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!buf || size == 0)
+		return -EINVAL;
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EIO;
+	if ((size_t)n >= size)
+		n = (int)(size - 1);
+	return n;
+}
+
+/*
+ * "NAME: WHAT, N chunks, P% of input, S stored raw, D decoded" for a
+ * compression filter.
+ */
+static inline int
+filter_stats_print(const struct filter_stats *s, const char *name,
+		   const char *what, char *buf, size_t size)
+{
+	uint64_t chunks, stored, in, out, decoded;
+	unsigned pct = 0;
+
+	chunks = atomic_load_explicit(&s->chunks, memory_order_relaxed);
+	stored = atomic_load_explicit(&s->stored, memory_order_relaxed);
+	in = atomic_load_explicit(&s->in_bytes, memory_order_relaxed);
+	out = atomic_load_explicit(&s->out_bytes, memory_order_relaxed);
+	decoded = atomic_load_explicit(&s->decoded, memory_order_relaxed);
+	if (in)
+		pct = (unsigned)((out * 100 + in / 2) / in);
+	return filter_print(buf, size,
+			    "%s: %s, %llu chunks, %u%% of input, "
+			    "%llu stored raw, %llu decoded",
+			    name, what, (unsigned long long)chunks, pct,
+			    (unsigned long long)stored,
+			    (unsigned long long)decoded);
+}
+
+/* Write in as a stored chunk: tag byte, then the bytes unchanged. */
+static inline int
+filter_store(const uint8_t *in, size_t in_len, uint8_t *out,
+	     size_t out_size, size_t *ret_len)
+{
+	if (out_size < FILTER_TAG_SIZE || out_size - FILTER_TAG_SIZE < in_len)
+		return -ENOBUFS;
+	out[0] = FILTER_TAG_STORED;
+	if (in_len)
+		memcpy(out + FILTER_TAG_SIZE, in, in_len);
+	*ret_len = in_len + FILTER_TAG_SIZE;
+	return 0;
+}
+
+/* Decode a stored chunk (tag already checked): -EBADMSG when it cannot be
+ * what the encoder wrote for a buffer of out_size. */
+static inline int
+filter_unstore(const uint8_t *in, size_t in_len, uint8_t *out,
+	       size_t out_size, size_t *ret_len)
+{
+	size_t n = in_len - FILTER_TAG_SIZE;
+
+	if (n > out_size)
+		return -EBADMSG;
+	if (n)
+		memcpy(out, in + FILTER_TAG_SIZE, n);
+	*ret_len = n;
+	return 0;
+}
+
+/* Check a saved configuration blob: len bytes, version byte first. */
+static inline int
+filter_config_check(const uint8_t *buf, size_t len, size_t expected_len)
+{
+	if (!buf || len != expected_len || buf[0] != FILTER_CONFIG_VERSION)
+		return -EBADMSG;
+	return 0;
+}
+
+#endif

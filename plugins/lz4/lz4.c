@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lz4: compresses each chunk with LZ4 (liblz4, block format, acceleration
+ * 1): about as fast as LZO to compress and much faster to decompress,
+ * which shortens resume.
+ *
+ * Chunk format: one tag byte (FILTER_TAG_STORED or FILTER_TAG_PACKED) and
+ * the payload; a chunk that LZ4 does not shrink is stored as it was.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lz4.h>
+
+#include <torpor/plugin.h>
+
+#include "../common/filter-util.h"
+
+struct lz4_state {
+	/* The compressor's hash table; liblz4 would otherwise put 16 KiB
+	 * on the stack for every chunk. */
+	void *ctx;
+};
+
+static const struct torpor_host *host;
+static struct filter_stats stats;
+
+static int
+lz4_load(const struct torpor_host *h)
+{
+	host = h;
+	filter_stats_reset(&stats);
+	return 0;
+}
+
+static void
+lz4_unload(void)
+{
+	host = NULL;
+}
+
+static int
+lz4_initialise(int starting_cycle)
+{
+	if (starting_cycle)
+		filter_stats_reset(&stats);
+	return 0;
+}
+
+static size_t
+lz4_memory_needed(void)
+{
+	return (size_t)LZ4_sizeofState();
+}
+
+static size_t
+lz4_storage_needed(void)
+{
+	return 1;
+}
+
+/* Only a format version, so that a later format is refused by an older
+ * resume side rather than misread. */
+static int
+lz4_save_config(uint8_t *buf, size_t size)
+{
+	if (size < 1)
+		return -ENOBUFS;
+	buf[0] = FILTER_CONFIG_VERSION;
+	return 1;
+}
+
+static int
+lz4_load_config(const uint8_t *buf, size_t len)
+{
+	return filter_config_check(buf, len, 1);
+}
+
+static int
+lz4_print_debug_info(char *buf, size_t size)
+{
+	return filter_stats_print(&stats, "lz4", "LZ4 " LZ4_VERSION_STRING,
+				  buf, size);
+}
+
+static size_t
+lz4_max_encoded_size(size_t in_len)
+{
+	/* LZ4_compressBound() answers 0 for what LZ4 cannot take; such a
+	 * chunk is stored raw. */
+	if (in_len > LZ4_MAX_INPUT_SIZE)
+		return FILTER_TAG_SIZE + in_len;
+	return FILTER_TAG_SIZE + (size_t)LZ4_compressBound((int)in_len);
+}
+
+static int
+lz4_thread_init(void **ret_state)
+{
+	struct lz4_state *s;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->ctx = malloc((size_t)LZ4_sizeofState());
+	if (!s->ctx) {
+		free(s);
+		return -ENOMEM;
+	}
+	*ret_state = s;
+	return 0;
+}
+
+static void
+lz4_thread_free(void *state)
+{
+	struct lz4_state *s = state;
+
+	if (!s)
+		return;
+	free(s->ctx);
+	free(s);
+}
+
+static int
+lz4_encode(void *state, const struct torpor_chunk_info *info,
+	   const uint8_t *in, size_t in_len,
+	   uint8_t *out, size_t out_size, size_t *ret_len)
+{
+	struct lz4_state *s = state;
+	size_t cap;
+	int clen, r;
+
+	if (!s || out_size < lz4_max_encoded_size(in_len))
+		return -ENOBUFS;
+	if (in_len == 0 || in_len > LZ4_MAX_INPUT_SIZE)
+		goto stored;
+
+	cap = out_size - FILTER_TAG_SIZE;
+	if (cap > INT_MAX)
+		cap = INT_MAX;
+	/* With at least LZ4_compressBound() of room LZ4 cannot fail and
+	 * takes its faster unchecked path. */
+	clen = LZ4_compress_fast_extState(s->ctx, (const char *)in,
+					  (char *)out + FILTER_TAG_SIZE,
+					  (int)in_len, (int)cap, 1);
+	if (clen <= 0) {
+		host->log(TORPOR_LOG_ERR, "lz4",
+			  "chunk %llu: LZ4 compression failed (%d)",
+			  (unsigned long long)info->sequence, clen);
+		return -EIO;
+	}
+	if ((size_t)clen >= in_len)
+		goto stored;
+	out[0] = FILTER_TAG_PACKED;
+	*ret_len = (size_t)clen + FILTER_TAG_SIZE;
+	filter_stats_encoded(&stats, in_len, *ret_len, false);
+	return 0;
+
+stored:
+	r = filter_store(in, in_len, out, out_size, ret_len);
+	if (r >= 0)
+		filter_stats_encoded(&stats, in_len, *ret_len, true);
+	return r;
+}
+
+static int
+lz4_decode(void *state, const struct torpor_chunk_info *info,
+	   const uint8_t *in, size_t in_len,
+	   uint8_t *out, size_t out_size, size_t *ret_len)
+{
+	size_t clen;
+	int dlen, r;
+
+	if (in_len < FILTER_TAG_SIZE)
+		return -EBADMSG;
+	if (in[0] == FILTER_TAG_STORED) {
+		r = filter_unstore(in, in_len, out, out_size, ret_len);
+		if (r >= 0)
+			filter_stats_decoded(&stats);
+		return r;
+	}
+	if (in[0] != FILTER_TAG_PACKED)
+		return -EBADMSG;
+
+	clen = in_len - FILTER_TAG_SIZE;
+	if (clen > INT_MAX)
+		return -EBADMSG;
+	if (out_size > INT_MAX)
+		out_size = INT_MAX;
+	/* LZ4_decompress_safe() checks every read and write against the
+	 * two lengths and fails on malformed input. */
+	dlen = LZ4_decompress_safe((const char *)in + FILTER_TAG_SIZE,
+				   (char *)out, (int)clen, (int)out_size);
+	/* The encoder packs a chunk only when that shrinks it. */
+	if (dlen < 0 || (size_t)dlen <= clen)
+		return -EBADMSG;
+	*ret_len = (size_t)dlen;
+	filter_stats_decoded(&stats);
+	return 0;
+}
+
+static const struct torpor_filter_ops lz4_filter_ops = {
+	.max_encoded_size = lz4_max_encoded_size,
+	.thread_init = lz4_thread_init,
+	.thread_free = lz4_thread_free,
+	.encode = lz4_encode,
+	.decode = lz4_decode,
+};
+
+static const struct torpor_plugin lz4_plugin = {
+	.name = "lz4",
+	.description = "LZ4 compression: fast, fastest to decompress at resume",
+	.type = TORPOR_PLUGIN_FILTER,
+	.load = lz4_load,
+	.unload = lz4_unload,
+	.initialise = lz4_initialise,
+	.memory_needed = lz4_memory_needed,
+	.storage_needed = lz4_storage_needed,
+	.save_config = lz4_save_config,
+	.load_config = lz4_load_config,
+	.print_debug_info = lz4_print_debug_info,
+	.filter = &lz4_filter_ops,
+};
+
+TORPOR_PLUGIN_REGISTER(lz4_plugin)

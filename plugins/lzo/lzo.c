@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lzo: compresses each chunk with LZO1X-1 (liblzo2), the fastest codec of
+ * the set and the one Suspend2 and uswsusp used by default.
+ *
+ * Chunk format: one tag byte (FILTER_TAG_STORED or FILTER_TAG_PACKED) and
+ * the payload; a chunk that LZO does not shrink is stored as it was.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lzo/lzo1x.h>
+
+#include <torpor/plugin.h>
+
+#include "../common/filter-util.h"
+
+struct lzo_state {
+	/* LZO1X-1 keeps its dictionary here; one per thread. */
+	void *wrkmem;
+};
+
+static const struct torpor_host *host;
+static struct filter_stats stats;
+
+static int
+lzo_load(const struct torpor_host *h)
+{
+	host = h;
+	if (lzo_init() != LZO_E_OK) {
+		h->log(TORPOR_LOG_ERR, "lzo",
+		       "liblzo2 failed to initialise (built against %s, running %s)",
+		       LZO_VERSION_STRING, lzo_version_string());
+		return -ELIBBAD;
+	}
+	filter_stats_reset(&stats);
+	return 0;
+}
+
+static void
+lzo_unload(void)
+{
+	host = NULL;
+}
+
+static int
+lzo_initialise(int starting_cycle)
+{
+	if (starting_cycle)
+		filter_stats_reset(&stats);
+	return 0;
+}
+
+static size_t
+lzo_memory_needed(void)
+{
+	return LZO1X_1_MEM_COMPRESS;
+}
+
+static size_t
+lzo_storage_needed(void)
+{
+	return 1;
+}
+
+/* Only a format version: LZO1X-1 has no settings, but a later format
+ * must be refused by an older resume side rather than misread. */
+static int
+lzo_save_config(uint8_t *buf, size_t size)
+{
+	if (size < 1)
+		return -ENOBUFS;
+	buf[0] = FILTER_CONFIG_VERSION;
+	return 1;
+}
+
+static int
+lzo_load_config(const uint8_t *buf, size_t len)
+{
+	return filter_config_check(buf, len, 1);
+}
+
+static int
+lzo_print_debug_info(char *buf, size_t size)
+{
+	return filter_stats_print(&stats, "lzo", "LZO1X-1", buf, size);
+}
+
+/* The worst case LZO1X-1 documents for incompressible input. */
+static size_t
+lzo_max_encoded_size(size_t in_len)
+{
+	return FILTER_TAG_SIZE + in_len + in_len / 16 + 64 + 3;
+}
+
+static int
+lzo_thread_init(void **ret_state)
+{
+	struct lzo_state *s;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->wrkmem = malloc(LZO1X_1_MEM_COMPRESS);
+	if (!s->wrkmem) {
+		free(s);
+		return -ENOMEM;
+	}
+	*ret_state = s;
+	return 0;
+}
+
+static void
+lzo_thread_free(void *state)
+{
+	struct lzo_state *s = state;
+
+	if (!s)
+		return;
+	free(s->wrkmem);
+	free(s);
+}
+
+static int
+lzo_encode(void *state, const struct torpor_chunk_info *info,
+	   const uint8_t *in, size_t in_len,
+	   uint8_t *out, size_t out_size, size_t *ret_len)
+{
+	struct lzo_state *s = state;
+	lzo_uint clen;
+	int r;
+
+	/* lzo1x_1_compress() has no output limit: only the documented
+	 * bound keeps it inside out. */
+	if (!s || out_size < lzo_max_encoded_size(in_len))
+		return -ENOBUFS;
+	if (in_len == 0)
+		goto stored;
+
+	clen = out_size - FILTER_TAG_SIZE;
+	r = lzo1x_1_compress(in, in_len, out + FILTER_TAG_SIZE, &clen,
+			     s->wrkmem);
+	if (r != LZO_E_OK) {
+		host->log(TORPOR_LOG_ERR, "lzo",
+			  "chunk %llu: lzo1x_1_compress failed (%d)",
+			  (unsigned long long)info->sequence, r);
+		return -EIO;
+	}
+	if (clen >= in_len)
+		goto stored;
+	out[0] = FILTER_TAG_PACKED;
+	*ret_len = clen + FILTER_TAG_SIZE;
+	filter_stats_encoded(&stats, in_len, *ret_len, false);
+	return 0;
+
+stored:
+	r = filter_store(in, in_len, out, out_size, ret_len);
+	if (r >= 0)
+		filter_stats_encoded(&stats, in_len, *ret_len, true);
+	return r;
+}
+
+static int
+lzo_decode(void *state, const struct torpor_chunk_info *info,
+	   const uint8_t *in, size_t in_len,
+	   uint8_t *out, size_t out_size, size_t *ret_len)
+{
+	lzo_uint dlen = out_size;
+	size_t clen;
+	int r;
+
+	if (in_len < FILTER_TAG_SIZE)
+		return -EBADMSG;
+	if (in[0] == FILTER_TAG_STORED) {
+		r = filter_unstore(in, in_len, out, out_size, ret_len);
+		goto done;
+	}
+	if (in[0] != FILTER_TAG_PACKED)
+		return -EBADMSG;
+
+	clen = in_len - FILTER_TAG_SIZE;
+	/* The _safe decoder checks every read and write against the two
+	 * lengths, so corrupt input cannot make it overrun out. */
+	r = lzo1x_decompress_safe(in + FILTER_TAG_SIZE, clen, out, &dlen, NULL);
+	/* The encoder packs a chunk only when that shrinks it. */
+	if (r != LZO_E_OK || dlen > out_size || dlen <= clen)
+		return -EBADMSG;
+	*ret_len = dlen;
+	r = 0;
+done:
+	if (r >= 0)
+		filter_stats_decoded(&stats);
+	return r;
+}
+
+static const struct torpor_filter_ops lzo_filter_ops = {
+	.max_encoded_size = lzo_max_encoded_size,
+	.thread_init = lzo_thread_init,
+	.thread_free = lzo_thread_free,
+	.encode = lzo_encode,
+	.decode = lzo_decode,
+};
+
+static const struct torpor_plugin lzo_plugin = {
+	.name = "lzo",
+	.description = "LZO1X-1 compression: fastest, moderate ratio",
+	.type = TORPOR_PLUGIN_FILTER,
+	.load = lzo_load,
+	.unload = lzo_unload,
+	.initialise = lzo_initialise,
+	.memory_needed = lzo_memory_needed,
+	.storage_needed = lzo_storage_needed,
+	.save_config = lzo_save_config,
+	.load_config = lzo_load_config,
+	.print_debug_info = lzo_print_debug_info,
+	.filter = &lzo_filter_ops,
+};
+
+TORPOR_PLUGIN_REGISTER(lzo_plugin)
