@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <gcrypt.h>
+
+#include "host.h"
+#include "log.h"
+#include "passphrase.h"
+
+static const struct torpor_config *host_config;
+static const struct registry *host_registry;
+static enum torpor_snapshot_kind host_kind = TORPOR_SNAPSHOT_KERNEL;
+static struct snapshot *host_snapshot;
+static const char *host_resume, *host_resume_offset;
+static int host_progress_enabled;
+
+int
+host_init_crypto(void)
+{
+	static int done;
+
+	if (done)
+		return 0;
+	if (!gcry_control(GCRYCTL_INITIALIZATION_FINISHED_P)) {
+		if (!gcry_check_version(GCRYPT_VERSION))
+			return log_error_errno(-ENOTSUP,
+				"libgcrypt is older than the %s torpor was built with",
+				GCRYPT_VERSION);
+		/* Secure memory is locked; without root the lock fails and
+		 * libgcrypt falls back to ordinary memory, which is what a
+		 * user's simulated run gets. */
+		gcry_control(GCRYCTL_SUSPEND_SECMEM_WARN);
+		gcry_control(GCRYCTL_INIT_SECMEM, 256 * 1024, 0);
+		gcry_control(GCRYCTL_DISABLE_SECMEM_WARN);
+		gcry_control(GCRYCTL_RESUME_SECMEM_WARN);
+		gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
+	}
+	done = 1;
+	return 0;
+}
+
+void
+host_set_config(const struct torpor_config *c)
+{
+	host_config = c;
+}
+
+void
+host_set_registry(const struct registry *r)
+{
+	host_registry = r;
+}
+
+void
+host_set_snapshot_kind(enum torpor_snapshot_kind kind)
+{
+	host_kind = kind;
+}
+
+void
+host_set_snapshot(struct snapshot *s)
+{
+	host_snapshot = s;
+	if (s)
+		host_kind = s->kind;
+}
+
+void
+host_set_resume_location(const char *resume, const char *resume_offset)
+{
+	host_resume = resume;
+	host_resume_offset = resume_offset;
+}
+
+void
+host_set_progress(int enabled)
+{
+	host_progress_enabled = enabled;
+}
+
+enum torpor_snapshot_kind
+host_kind_of_spec(const char *spec)
+{
+	if (spec && strncmp(spec, "sim", 3) == 0 &&
+	    (spec[3] == '\0' || spec[3] == ':'))
+		return TORPOR_SNAPSHOT_SIM;
+	return TORPOR_SNAPSHOT_KERNEL;
+}
+
+static void
+host_log(int level, const char *plugin, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_fullv(level, plugin, fmt, ap);
+	va_end(ap);
+}
+
+static const char *
+host_config_get(const char *section, const char *key)
+{
+	struct plugin_entry *e;
+
+	if (!section || !key)
+		return NULL;
+	if (strcmp(section, "torpor") == 0) {
+		if (strcmp(key, "resume") == 0)
+			return host_resume;
+		if (strcmp(key, "resume_offset") == 0)
+			return host_resume_offset;
+		return host_config ? config_get(host_config, section, key) : NULL;
+	}
+	e = host_registry ? registry_find(host_registry, section) : NULL;
+	if (e)
+		return config_get_for(host_config, &e->ops, key);
+	return host_config ? config_get(host_config, section, key) : NULL;
+}
+
+static void *
+host_secure_alloc(size_t size)
+{
+	host_init_crypto();
+	return gcry_calloc_secure(1, size);
+}
+
+static void
+host_secure_free(void *p, size_t size)
+{
+	if (!p)
+		return;
+	/* libgcrypt wipes its secure pool on free, but the pointer may have
+	 * come from the fallback pool when locking failed. */
+	explicit_bzero(p, size);
+	gcry_free(p);
+}
+
+static void
+host_progress(const char *plugin, const char *what, uint64_t done,
+	      uint64_t total)
+{
+	if (!host_progress_enabled)
+		return;
+	if (total)
+		fprintf(stderr, "\r%s: %s %3u%%", plugin ? plugin : "torpor",
+			what, (unsigned)(done * 100 / total));
+	if (done >= total)
+		fputc('\n', stderr);
+}
+
+static int
+host_ask_passphrase(const char *prompt, char *buf, size_t size)
+{
+	return passphrase_ask(prompt, buf, size);
+}
+
+static int
+host_snapshot_kind(void)
+{
+	return host_kind;
+}
+
+static int
+host_swap_set_area(uint32_t dev, uint64_t offset)
+{
+	if (!host_snapshot)
+		return -ENODEV;
+	return host_snapshot->ops->set_swap_area(host_snapshot, dev, offset);
+}
+
+static int64_t
+host_swap_avail(void)
+{
+	if (!host_snapshot)
+		return -ENODEV;
+	return host_snapshot->ops->avail_swap(host_snapshot);
+}
+
+static int64_t
+host_swap_alloc_page(void)
+{
+	if (!host_snapshot)
+		return -ENODEV;
+	return host_snapshot->ops->alloc_swap_page(host_snapshot);
+}
+
+static int
+host_swap_free_pages(void)
+{
+	if (!host_snapshot)
+		return -ENODEV;
+	return host_snapshot->ops->free_swap_pages(host_snapshot);
+}
+
+static const struct torpor_host host = {
+	.struct_size = sizeof(struct torpor_host),
+	.abi_version = TORPOR_PLUGIN_ABI_VERSION,
+	.log = host_log,
+	.config_get = host_config_get,
+	.secure_alloc = host_secure_alloc,
+	.secure_free = host_secure_free,
+	.progress = host_progress,
+	.ask_passphrase = host_ask_passphrase,
+	.snapshot_kind = host_snapshot_kind,
+	.swap_set_area = host_swap_set_area,
+	.swap_avail = host_swap_avail,
+	.swap_alloc_page = host_swap_alloc_page,
+	.swap_free_pages = host_swap_free_pages,
+};
+
+const struct torpor_host *
+host_get(void)
+{
+	return &host;
+}

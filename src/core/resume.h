@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Finding, checking and restoring an image: torpor-resume and torpor verify. */
+#ifndef TORPOR_RESUME_H
+#define TORPOR_RESUME_H
+
+#include <stdbool.h>
+
+#include "session.h"
+
+enum resume_mode {
+	RESUME_RESTORE,		/* torpor-resume */
+	RESUME_VERIFY,		/* torpor verify: read and check, change nothing */
+};
+
+struct resume_options {
+	enum resume_mode mode;
+	bool noresume;		/* `noresume` on the kernel command line */
+};
+
+/*
+ * Returns 0 (restored — on the sim source: restored and every page
+ * verified —, verified, or no image), EXIT_REFUSED (an image exists and was
+ * refused; it is left as it was, and the writer's refused() hook ran), or a
+ * negative errno for any other error.  Everything is said on stderr; the
+ * one-line summary on stdout.
+ */
+int resume_run(struct torpor_session *s, const struct resume_options *o);
+
+/* Parse a kernel command line for noresume, resume= and resume_offset=;
+ * the values are copied into the caller's buffers ("" when absent). */
+void resume_parse_cmdline(const char *cmdline, bool *noresume,
+			  char *resume, size_t resume_size,
+			  char *offset, size_t offset_size);
+
+#endif

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "host.h"
+#include "image-format.h"
+#include "loader.h"
+#include "log.h"
+#include "session.h"
+
+void
+session_print_summary(const char *what, uint64_t pages, size_t page_size,
+		      uint64_t stored, double seconds)
+{
+	double image_mib = (double)pages * (double)page_size / 1048576.0;
+	double stored_mib = (double)stored / 1048576.0;
+
+	printf("%s: %" PRIu64 " pages, %.1f MiB image, %.1f MiB stored (%.0f%%), %.2f s, %.0f MiB/s\n",
+	       what, pages, image_mib, stored_mib,
+	       image_mib > 0 ? stored_mib * 100.0 / image_mib : 0.0, seconds,
+	       seconds > 0 ? image_mib / seconds : 0.0);
+	fflush(stdout);
+}
+
+double
+session_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int
+session_open_config(struct torpor_session *s, const char *config_path)
+{
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	registry_init(&s->reg);
+	r = config_load(config_path, config_path == NULL, &s->config);
+	if (r < 0)
+		return r;
+	host_set_config(s->config);
+	host_set_registry(&s->reg);
+	host_set_snapshot_kind(host_kind_of_spec(s->config->snapshot));
+	return host_init_crypto();
+}
+
+int
+session_open(struct torpor_session *s, const char *config_path,
+	     const char *plugin_dir, bool require_filters)
+{
+	const char *required[IMAGE_MAX_CHAIN + 1];
+	size_t n = 0, i;
+	int r;
+
+	r = session_open_config(s, config_path);
+	if (r < 0)
+		return r;
+	s->plugin_dir = plugin_dir ? plugin_dir :
+		s->config->plugin_dir ? s->config->plugin_dir :
+		loader_default_dir();
+	if (require_filters)
+		for (i = 0; i < s->config->n_filters && n < IMAGE_MAX_CHAIN; i++)
+			required[n++] = s->config->filters[i];
+	if (s->config->writer)
+		required[n++] = s->config->writer;
+	r = loader_load_all(&s->reg, s->plugin_dir, required, n, host_get());
+	s->plugins_loaded = true;
+	if (r < 0)
+		return r;
+	return config_check_plugins(s->config, &s->reg);
+}
+
+static int
+find_typed(struct torpor_session *s, const char *name,
+	   enum torpor_plugin_type type, struct plugin_entry **ret)
+{
+	struct plugin_entry *e = registry_find(&s->reg, name);
+
+	if (!e)
+		return log_error_errno(-ENOENT,
+			"%s: plugin '%s' is not installed in %s",
+			s->config->path ? s->config->path : "configuration",
+			name, s->plugin_dir);
+	if (e->ops.type != type)
+		return log_error_errno(-EINVAL, "%s: '%s' is a %s, not a %s",
+			s->config->path ? s->config->path : "configuration",
+			name, e->ops.type == TORPOR_PLUGIN_WRITER ? "writer" :
+			e->ops.type == TORPOR_PLUGIN_FILTER ? "filter" : "misc plugin",
+			type == TORPOR_PLUGIN_WRITER ? "writer" : "filter");
+	*ret = e;
+	return 0;
+}
+
+static void
+disable_typed(struct torpor_session *s)
+{
+	struct plugin_entry *e;
+
+	for (e = s->reg.plugins_head; e; e = e->next_plugin)
+		if (e->ops.type != TORPOR_PLUGIN_MISC)
+			e->disabled = true;
+}
+
+int
+session_arrange_writer_only(struct torpor_session *s)
+{
+	struct plugin_entry *w;
+	int r;
+
+	disable_typed(s);
+	if (!s->config->writer) {
+		registry_set_active_writer(&s->reg, NULL);
+		return log_error_errno(-ENODEV,
+			"%s: no writer is configured ([torpor] writer=)",
+			s->config->path ? s->config->path : "configuration");
+	}
+	r = find_typed(s, s->config->writer, TORPOR_PLUGIN_WRITER, &w);
+	if (r < 0)
+		return r;
+	w->disabled = false;
+	registry_set_active_writer(&s->reg, w);
+	return 0;
+}
+
+int
+session_arrange_hibernate(struct torpor_session *s)
+{
+	size_t i;
+	int r;
+
+	r = session_arrange_writer_only(s);
+	if (r < 0)
+		return r;
+	for (i = 0; i < s->config->n_filters; i++) {
+		struct plugin_entry *f;
+
+		r = find_typed(s, s->config->filters[i], TORPOR_PLUGIN_FILTER, &f);
+		if (r < 0)
+			return r;
+		f->disabled = false;
+		/* Suspend2's move-to-tail puts the list in configured order. */
+		registry_move_tail(&s->reg, f);
+	}
+	return 0;
+}
+
+void
+session_close(struct torpor_session *s)
+{
+	if (s->plugins_loaded)
+		loader_unload_all(&s->reg);
+	config_free(s->config);
+	s->config = NULL;
+	host_set_config(NULL);
+	host_set_registry(NULL);
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What every program sets up first: the configuration, the plugins found in
+ * the plugin directory, and the host services pointing at them.
+ */
+#ifndef TORPOR_SESSION_H
+#define TORPOR_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "registry.h"
+
+/* Exit statuses shared by torpor-resume and torpor verify (DESIGN.md). */
+#define EXIT_REFUSED 2
+
+struct torpor_session {
+	struct torpor_config *config;
+	struct registry reg;
+	const char *plugin_dir;
+	bool plugins_loaded;
+};
+
+/*
+ * Read the configuration (config_path, or the default file, which may be
+ * missing) and load every plugin of the plugin directory (plugin_dir, else
+ * the configuration's, else the built-in one).  The configured writer is
+ * required to load; with require_filters the configured filters are too.
+ * Plugin sections are then checked against the plugins' declared keys.
+ */
+int session_open(struct torpor_session *s, const char *config_path,
+		 const char *plugin_dir, bool require_filters);
+
+/* Only the configuration (for commands that need no plugin). */
+int session_open_config(struct torpor_session *s, const char *config_path);
+
+/*
+ * Arrange the registry for hibernation: the configured filters enabled in
+ * the configured order, every other filter and writer disabled, the
+ * configured writer active.  Misc plugins stay enabled.  A configured name
+ * that is not a filter / writer is a configuration error (-EINVAL).
+ */
+int session_arrange_hibernate(struct torpor_session *s);
+
+/* Enable only the configured writer (resume, verify, invalidate). */
+int session_arrange_writer_only(struct torpor_session *s);
+
+void session_close(struct torpor_session *s);
+
+/* The one-line summary of hibernate, resume and verify:
+ * "WHAT: N pages, X MiB image, Y MiB stored (R%), S s, M MiB/s". */
+void session_print_summary(const char *what, uint64_t pages, size_t page_size,
+			   uint64_t stored, double seconds);
+
+/* Seconds since an arbitrary point (CLOCK_MONOTONIC). */
+double session_now(void);
+
+#endif

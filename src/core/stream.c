@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "stream.h"
+
+int
+stream_out_init(struct stream_out *o, struct plugin_entry *writer)
+{
+	memset(o, 0, sizeof(*o));
+	o->writer = writer;
+	o->buf = chain_alloc_buffer(STREAM_IO_SIZE);
+	return o->buf ? 0 : -ENOMEM;
+}
+
+int
+stream_out_flush(struct stream_out *o)
+{
+	int r;
+
+	if (o->used == 0)
+		return 0;
+	r = o->writer->ops.writer->write(o->buf, o->used);
+	if (r < 0)
+		return log_error_errno(r, "writer '%s' failed at stream offset %llu: %m",
+				       o->writer->ops.name,
+				       (unsigned long long)o->total);
+	o->total += o->used;
+	o->used = 0;
+	return 0;
+}
+
+int
+stream_out_put(struct stream_out *o, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	int r;
+
+	while (len > 0) {
+		size_t n = STREAM_IO_SIZE - o->used;
+
+		if (n > len)
+			n = len;
+		memcpy(o->buf + o->used, p, n);
+		o->used += n;
+		p += n;
+		len -= n;
+		if (o->used == STREAM_IO_SIZE) {
+			r = stream_out_flush(o);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+int
+stream_out_chunk(struct stream_out *o, uint64_t sequence, uint32_t flags,
+		 uint32_t raw_len, const uint8_t *stored, size_t stored_len)
+{
+	struct chunk_frame f = {
+		.sequence = sequence,
+		.flags = flags,
+		.raw_len = raw_len,
+		.stored_len = (uint32_t)stored_len,
+		.stored_crc = crc32c(0, stored, stored_len),
+	};
+	uint8_t frame[CHUNK_FRAME_SIZE];
+	int r;
+
+	chunk_frame_encode(&f, frame);
+	r = stream_out_put(o, frame, sizeof(frame));
+	if (r < 0)
+		return r;
+	return stream_out_put(o, stored, stored_len);
+}
+
+void
+stream_out_free(struct stream_out *o)
+{
+	free(o->buf);
+	o->buf = NULL;
+}
+
+int
+stream_in_init(struct stream_in *in, struct plugin_entry *writer,
+	       uint64_t stored_bytes, uint64_t cache_limit)
+{
+	memset(in, 0, sizeof(*in));
+	in->writer = writer;
+	in->end = stored_bytes;
+	if (stored_bytes <= cache_limit && stored_bytes < SIZE_MAX / 2) {
+		in->buf = malloc(stored_bytes ? stored_bytes : 1);
+		in->cached = in->buf != NULL;
+	}
+	if (!in->cached) {
+		in->buf = chain_alloc_buffer(STREAM_IO_SIZE);
+		if (!in->buf)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void
+stream_in_rewind(struct stream_in *in)
+{
+	in->pos = 0;
+	if (!in->cached)
+		in->buf_len = 0;
+}
+
+void
+stream_in_free(struct stream_in *in)
+{
+	free(in->buf);
+	in->buf = NULL;
+}
+
+static int
+writer_read(struct stream_in *in, uint64_t offset, uint8_t *dst, size_t len)
+{
+	int r = in->writer->ops.writer->read(offset, dst, len);
+
+	if (r < 0)
+		return r;
+	in->bytes_read += len;
+	return 0;
+}
+
+/* Make [pos, pos + len) available and return a pointer to it. */
+static int
+stream_in_get(struct stream_in *in, size_t len, const uint8_t **ret)
+{
+	int r;
+
+	if (len > in->end - in->pos)
+		return -ENODATA;
+	if (in->cached) {
+		while (in->cache_filled < in->pos + len) {
+			uint64_t n = in->end - in->cache_filled;
+
+			if (n > STREAM_IO_SIZE)
+				n = STREAM_IO_SIZE;
+			r = writer_read(in, in->cache_filled,
+					in->buf + in->cache_filled, n);
+			if (r < 0)
+				return r;
+			in->cache_filled += n;
+		}
+		*ret = in->buf + in->pos;
+		in->pos += len;
+		return 0;
+	}
+	if (len > STREAM_IO_SIZE)
+		return -EMSGSIZE;
+	if (in->buf_len == 0 || in->pos < in->buf_start ||
+	    in->pos + len > in->buf_start + in->buf_len) {
+		uint64_t n = in->end - in->pos;
+
+		if (n > STREAM_IO_SIZE)
+			n = STREAM_IO_SIZE;
+		r = writer_read(in, in->pos, in->buf, n);
+		if (r < 0)
+			return r;
+		in->buf_start = in->pos;
+		in->buf_len = n;
+	}
+	*ret = in->buf + (in->pos - in->buf_start);
+	in->pos += len;
+	return 0;
+}
+
+static int
+refuse(int r, const char *what, uint64_t chunk, uint64_t offset)
+{
+	if (r == -ENODATA)
+		log_error("image truncated: %s of chunk %llu is missing at stream offset %llu",
+			  what, (unsigned long long)chunk,
+			  (unsigned long long)offset);
+	else if (r == -EBADMSG)
+		log_error("chunk %llu at stream offset %llu: %s",
+			  (unsigned long long)chunk,
+			  (unsigned long long)offset, what);
+	else
+		return log_error_errno(r, "reading chunk %llu at stream offset %llu: %m",
+			(unsigned long long)chunk, (unsigned long long)offset);
+	return -EBADMSG;
+}
+
+int
+stream_decode_all(const struct chain *c, struct chain_worker *w,
+		  struct stream_in *in, const struct image_header *h,
+		  stream_page_sink sink, void *ctx)
+{
+	uint32_t max_raw = h->chunk_pages * h->page_size;
+	uint64_t seq, pages_left = h->page_count;
+	int r;
+
+	for (seq = 0; seq < h->chunk_count; seq++) {
+		uint64_t at = in->pos;
+		const uint8_t *p, *pages;
+		struct chunk_frame f;
+		struct torpor_chunk_info info;
+		char err[160];
+		uint64_t want_pages = pages_left < h->chunk_pages ?
+			pages_left : h->chunk_pages;
+		size_t len;
+
+		r = stream_in_get(in, CHUNK_FRAME_SIZE, &p);
+		if (r < 0)
+			return refuse(r, "the frame", seq, at);
+		r = chunk_frame_parse(p, max_raw, (uint32_t)c->bound[c->n_filters],
+				      &f, err, sizeof(err));
+		if (r < 0)
+			return refuse(-EBADMSG, err, seq, at);
+		if (f.sequence != seq) {
+			snprintf(err, sizeof(err),
+				 "out of order: the frame says chunk %llu",
+				 (unsigned long long)f.sequence);
+			return refuse(-EBADMSG, err, seq, at);
+		}
+		if (!!(f.flags & CHUNK_FLAG_LAST) != (seq + 1 == h->chunk_count))
+			return refuse(-EBADMSG, f.flags & CHUNK_FLAG_LAST ?
+				      "marked last, but the header counts more chunks" :
+				      "the last chunk is not marked last", seq, at);
+		if (f.raw_len != want_pages * h->page_size) {
+			snprintf(err, sizeof(err),
+				 "holds %u bytes of pages, expected %llu",
+				 f.raw_len,
+				 (unsigned long long)(want_pages * h->page_size));
+			return refuse(-EBADMSG, err, seq, at);
+		}
+		r = stream_in_get(in, f.stored_len, &p);
+		if (r < 0)
+			return refuse(r, "the data", seq, at);
+		if (crc32c(0, p, f.stored_len) != f.stored_crc)
+			return refuse(-EBADMSG, "stored data does not match its CRC32C (corrupt)",
+				      seq, at);
+		info.sequence = seq;
+		info.flags = f.flags & CHUNK_FLAG_LAST;
+		info.raw_len = f.raw_len;
+		r = chain_decode(c, w, &info, p, f.stored_len, &pages, &len);
+		if (r < 0)
+			return refuse(-EBADMSG, "the chain refused it", seq, at);
+		pages_left -= want_pages;
+		if (sink) {
+			r = sink(ctx, pages, len);
+			if (r < 0)
+				return r;
+		}
+	}
+	if (in->pos != in->end) {
+		log_error("image has %llu stray bytes after the last chunk at stream offset %llu",
+			  (unsigned long long)(in->end - in->pos),
+			  (unsigned long long)in->pos);
+		return -EBADMSG;
+	}
+	return 0;
+}
