@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * raw: the image on a dedicated block device (or, with the simulated
+ * snapshot source only, a regular file).
+ *
+ * Layout: block 0 holds the signature (written last, wiped by invalidate),
+ * the data stream starts at RAW_STREAM_OFFSET, and the image header follows
+ * the stream at the next block boundary.  Writes go through O_DIRECT where
+ * the device allows it, in the core's large pieces.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <torpor/plugin.h>
+
+#include "image-format.h"
+
+#include "raw-format.h"
+
+struct raw_signature {
+	uint64_t stream_offset;
+	uint64_t stream_length;
+	uint64_t header_offset;
+	uint64_t header_length;
+};
+
+static const struct torpor_host *host;
+static char device[4096];
+static int fd = -1;
+static bool direct;
+static bool is_regular;
+static uint64_t device_size;
+static uint64_t written;		/* stream bytes written */
+static uint8_t *bounce;			/* one aligned block for tails */
+static struct raw_signature found;	/* from find() */
+static bool have_found;
+
+static const struct torpor_config_key raw_keys[] = {
+	{ .name = "device", .type = TORPOR_CONFIG_PATH,
+	  .help = "block device (or, with the sim source, a file) that holds the image" },
+	{ .name = NULL },
+};
+
+static void
+put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t
+get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t
+get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static const char *
+resolve(const char *spec, char *buf, size_t size)
+{
+	static const struct { const char *prefix, *dir; } tags[] = {
+		{ "UUID=", "/dev/disk/by-uuid/" },
+		{ "LABEL=", "/dev/disk/by-label/" },
+		{ "PARTUUID=", "/dev/disk/by-partuuid/" },
+		{ "PARTLABEL=", "/dev/disk/by-partlabel/" },
+	};
+
+	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
+		size_t n = strlen(tags[i].prefix);
+
+		if (strncmp(spec, tags[i].prefix, n) == 0) {
+			snprintf(buf, size, "%s%s", tags[i].dir, spec + n);
+			return buf;
+		}
+	}
+	snprintf(buf, size, "%s", spec);
+	return buf;
+}
+
+static int
+raw_initialise(int starting_cycle)
+{
+	const char *spec = host->config_get("torpor", "resume");
+
+	if (!spec || !*spec)
+		spec = host->config_get("raw", "device");
+	if (!spec || !*spec) {
+		host->log(TORPOR_LOG_ERR, "raw", "no device configured ([raw] device=)");
+		return -EINVAL;
+	}
+	resolve(spec, device, sizeof(device));
+	return 0;
+}
+
+static void
+raw_close(void)
+{
+	if (fd >= 0)
+		close(fd);
+	fd = -1;
+	free(bounce);
+	bounce = NULL;
+}
+
+static void
+raw_cleanup(int finishing_cycle)
+{
+	raw_close();
+}
+
+static int
+raw_open(bool for_writing)
+{
+	struct stat st;
+	int flags = (for_writing ? O_RDWR : O_RDONLY) | O_CLOEXEC;
+
+	if (fd >= 0)
+		return 0;
+	fd = open(device, flags | (for_writing ? O_DIRECT : 0));
+	direct = fd >= 0 && for_writing;
+	if (fd < 0 && errno == EINVAL && for_writing)
+		fd = open(device, flags);	/* tmpfs: no O_DIRECT */
+	if (fd < 0) {
+		int r = -errno;
+
+		host->log(TORPOR_LOG_ERR, "raw", "cannot open %s: %s", device,
+			  strerror(errno));
+		return r;
+	}
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	is_regular = S_ISREG(st.st_mode);
+	if (S_ISBLK(st.st_mode)) {
+		if (ioctl(fd, BLKGETSIZE64, &device_size) < 0)
+			goto fail;
+	} else if (is_regular) {
+		device_size = (uint64_t)st.st_size;
+	} else {
+		host->log(TORPOR_LOG_ERR, "raw", "%s is neither a block device nor a regular file",
+			  device);
+		raw_close();
+		return -ENOTBLK;
+	}
+	if (posix_memalign((void **)&bounce, RAW_BLOCK, RAW_BLOCK) != 0) {
+		bounce = NULL;
+		raw_close();
+		return -ENOMEM;
+	}
+	return 0;
+fail:
+	{
+		int r = -errno;
+
+		host->log(TORPOR_LOG_ERR, "raw", "cannot size %s: %s", device,
+			  strerror(errno));
+		raw_close();
+		return r;
+	}
+}
+
+static int
+pwrite_all(const void *buf, size_t len, uint64_t off)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t k = pwrite(fd, p, len, (off_t)off);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += k;
+		len -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+static int
+pread_all(void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t k = pread(fd, p, len, (off_t)off);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -ENODATA;
+		p += k;
+		len -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+/* Write len bytes at off (a block boundary); an unaligned tail goes
+ * through the bounce block, zero-padded. */
+static int
+write_blocks(const void *buf, size_t len, uint64_t off)
+{
+	size_t whole = len / RAW_BLOCK * RAW_BLOCK;
+	bool aligned = ((uintptr_t)buf % RAW_BLOCK) == 0;
+	int r;
+
+	if (whole && aligned) {
+		r = pwrite_all(buf, whole, off);
+		if (r < 0)
+			return r;
+	} else {
+		for (size_t i = 0; i < whole; i += RAW_BLOCK) {
+			memcpy(bounce, (const uint8_t *)buf + i, RAW_BLOCK);
+			r = pwrite_all(bounce, RAW_BLOCK, off + i);
+			if (r < 0)
+				return r;
+		}
+	}
+	if (len > whole) {
+		memset(bounce, 0, RAW_BLOCK);
+		memcpy(bounce, (const uint8_t *)buf + whole, len - whole);
+		r = pwrite_all(bounce, RAW_BLOCK, off + whole);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int
+write_signature(const struct raw_signature *sig)
+{
+	uint8_t *b = bounce;
+	int r;
+
+	memset(b, 0, RAW_BLOCK);
+	if (sig) {
+		memcpy(b, RAW_MAGIC, 16);
+		put32(b + RAW_SIG_VERSION_AT, RAW_SIG_VERSION);
+		put64(b + RAW_SIG_STREAM_OFFSET_AT, sig->stream_offset);
+		put64(b + RAW_SIG_STREAM_LENGTH_AT, sig->stream_length);
+		put64(b + RAW_SIG_HEADER_OFFSET_AT, sig->header_offset);
+		put64(b + RAW_SIG_HEADER_LENGTH_AT, sig->header_length);
+		put32(b + RAW_SIG_CRC_AT, crc32c(0, b, RAW_BLOCK));
+	}
+	r = pwrite_all(b, RAW_BLOCK, 0);
+	if (r == 0 && fdatasync(fd) < 0)
+		r = -errno;
+	return r;
+}
+
+static uint64_t
+round_up(uint64_t v)
+{
+	return (v + RAW_BLOCK - 1) / RAW_BLOCK * RAW_BLOCK;
+}
+
+static int
+raw_reserve(uint64_t expected)
+{
+	uint64_t need = RAW_STREAM_OFFSET + round_up(expected) + IMAGE_MAX_HEADER;
+	uint64_t avail;
+	int r;
+
+	r = raw_open(true);
+	if (r < 0)
+		return r;
+	if (is_regular && host->snapshot_kind() == TORPOR_SNAPSHOT_KERNEL) {
+		host->log(TORPOR_LOG_ERR, "raw",
+			  "%s is a regular file: after a real snapshot its filesystem must not be written, so the raw writer refuses it (use the file writer)",
+			  device);
+		return -EINVAL;
+	}
+	avail = device_size;
+	if (is_regular) {
+		struct statvfs sv;
+
+		/* A file may grow into its filesystem's free space. */
+		if (fstatvfs(fd, &sv) == 0)
+			avail += (uint64_t)sv.f_bavail * sv.f_frsize;
+	}
+	if (need > avail) {
+		host->log(TORPOR_LOG_ERR, "raw", "need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
+			  (need + (1 << 20) - 1) >> 20, avail >> 20, device);
+		return -ENOSPC;
+	}
+	/* An older image must not survive a cycle that fails half-way. */
+	r = write_signature(NULL);
+	if (r < 0) {
+		host->log(TORPOR_LOG_ERR, "raw", "cannot write to %s: %s", device,
+			  strerror(-r));
+		return r;
+	}
+	written = 0;
+	return 0;
+}
+
+static int
+raw_write(const void *buf, size_t len)
+{
+	uint64_t off = RAW_STREAM_OFFSET + written;
+	int r;
+
+	/* The core writes in whole blocks until the last piece. */
+	if (written % RAW_BLOCK) {
+		host->log(TORPOR_LOG_ERR, "raw", "unaligned stream write after %" PRIu64 " bytes",
+			  written);
+		return -EINVAL;
+	}
+	if (!is_regular && off + len > device_size)
+		return -ENOSPC;
+	r = write_blocks(buf, len, off);
+	if (r < 0) {
+		host->log(TORPOR_LOG_ERR, "raw", "write to %s at %" PRIu64 " failed: %s",
+			  device, off, strerror(-r));
+		return r;
+	}
+	written += len;
+	return 0;
+}
+
+static int
+raw_commit(const void *header, size_t len)
+{
+	struct raw_signature sig = {
+		.stream_offset = RAW_STREAM_OFFSET,
+		.stream_length = written,
+		.header_offset = round_up(RAW_STREAM_OFFSET + written),
+		.header_length = len,
+	};
+	int r;
+
+	r = write_blocks(header, len, sig.header_offset);
+	if (r == 0 && fdatasync(fd) < 0)
+		r = -errno;
+	/* Only a complete, synced image gets a signature. */
+	if (r == 0)
+		r = write_signature(&sig);
+	if (r < 0)
+		host->log(TORPOR_LOG_ERR, "raw", "commit to %s failed: %s", device,
+			  strerror(-r));
+	found = sig;
+	have_found = r == 0;
+	if (is_regular)
+		device_size = sig.header_offset + round_up(len);
+	return r;
+}
+
+static void
+raw_abort(void)
+{
+	if (fd >= 0)
+		write_signature(NULL);
+	written = 0;
+}
+
+static int
+raw_find(void)
+{
+	uint8_t *b;
+	int r;
+
+	have_found = false;
+	r = raw_open(false);
+	if (r < 0)
+		return r;
+	if (device_size < RAW_BLOCK) {
+		host->log(TORPOR_LOG_ERR, "raw", "%s is %" PRIu64 " bytes: too small to hold an image",
+			  device, device_size);
+		return -ENOSPC;
+	}
+	b = bounce;
+	r = pread_all(b, RAW_BLOCK, 0);
+	if (r < 0)
+		return r;
+	if (memcmp(b, RAW_MAGIC, 16) != 0)
+		return 0;
+	found.stream_offset = get64(b + RAW_SIG_STREAM_OFFSET_AT);
+	found.stream_length = get64(b + RAW_SIG_STREAM_LENGTH_AT);
+	found.header_offset = get64(b + RAW_SIG_HEADER_OFFSET_AT);
+	found.header_length = get64(b + RAW_SIG_HEADER_LENGTH_AT);
+	{
+		uint32_t crc = get32(b + RAW_SIG_CRC_AT);
+
+		put32(b + RAW_SIG_CRC_AT, 0);
+		if (crc != crc32c(0, b, RAW_BLOCK) || get32(b + RAW_SIG_VERSION_AT) != RAW_SIG_VERSION) {
+			host->log(TORPOR_LOG_ERR, "raw", "signature block of %s is corrupt (checksum or version)",
+				  device);
+			return 1;	/* an image is there: read_header refuses it */
+		}
+	}
+	have_found = true;
+	return 1;
+}
+
+static bool
+in_device(uint64_t off, uint64_t len)
+{
+	return off <= device_size && len <= device_size - off;
+}
+
+static int
+raw_read_header(void *buf, size_t size, size_t *ret_len)
+{
+	if (!have_found)
+		return -EBADMSG;
+	if (found.header_length == 0 || found.header_length > size ||
+	    !in_device(found.header_offset, found.header_length) ||
+	    !in_device(found.stream_offset, found.stream_length) ||
+	    found.stream_offset < RAW_BLOCK) {
+		host->log(TORPOR_LOG_ERR, "raw",
+			  "signature of %s points outside the device (header %" PRIu64 "+%" PRIu64 ", stream %" PRIu64 "+%" PRIu64 ", device %" PRIu64 " bytes)",
+			  device, found.header_offset, found.header_length,
+			  found.stream_offset, found.stream_length, device_size);
+		return -EBADMSG;
+	}
+	if (raw_open(false) < 0)
+		return -EIO;
+	*ret_len = found.header_length;
+	return pread_all(buf, found.header_length, found.header_offset);
+}
+
+static int
+raw_read(uint64_t offset, void *buf, size_t len)
+{
+	if (!have_found || offset > found.stream_length ||
+	    len > found.stream_length - offset)
+		return -ENODATA;
+	return pread_all(buf, len, found.stream_offset + offset);
+}
+
+static int
+raw_invalidate(void)
+{
+	int r;
+
+	if (fd >= 0 && !(fcntl(fd, F_GETFL) & (O_RDWR | O_WRONLY)))
+		raw_close();
+	r = raw_open(true);
+	if (r < 0)
+		return r;
+	/* found stays known: the resume side rewrites the header's
+	 * statistics slot after invalidating. */
+	return write_signature(NULL);
+}
+
+static int
+raw_rewrite_header(const void *header, size_t len)
+{
+	int r;
+
+	if (!have_found || len != found.header_length)
+		return -EINVAL;
+	if (fd >= 0 && !(fcntl(fd, F_GETFL) & (O_RDWR | O_WRONLY)))
+		raw_close();
+	r = raw_open(true);
+	if (r < 0)
+		return r;
+	r = write_blocks(header, len, found.header_offset);
+	if (r == 0 && fdatasync(fd) < 0)
+		r = -errno;
+	return r;
+}
+
+static int
+raw_resume_args(char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "resume=%s", device);
+
+	return n < 0 || (size_t)n >= size ? -ENOBUFS : 0;
+}
+
+static int
+raw_print_debug_info(char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "raw: device %s", device[0] ? device : "(unset)");
+
+	if (n < 0)
+		return -EIO;
+	return (size_t)n >= size ? (int)size - 1 : n;
+}
+
+static int
+raw_load(const struct torpor_host *h)
+{
+	host = h;
+	return 0;
+}
+
+static const struct torpor_writer_ops raw_writer = {
+	.reserve = raw_reserve,
+	.write = raw_write,
+	.commit = raw_commit,
+	.abort = raw_abort,
+	.find = raw_find,
+	.read_header = raw_read_header,
+	.read = raw_read,
+	.invalidate = raw_invalidate,
+	.rewrite_header = raw_rewrite_header,
+	.resume_args = raw_resume_args,
+};
+
+static const struct torpor_plugin raw_plugin = {
+	.name = "raw",
+	.description = "writes the image to a dedicated block device",
+	.type = TORPOR_PLUGIN_WRITER,
+	.config_keys = raw_keys,
+	.load = raw_load,
+	.initialise = raw_initialise,
+	.cleanup = raw_cleanup,
+	.print_debug_info = raw_print_debug_info,
+	.writer = &raw_writer,
+};
+
+TORPOR_PLUGIN_REGISTER(raw_plugin)
