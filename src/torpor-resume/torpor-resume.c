@@ -1,3 +1,130 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * torpor-resume: run from the initramfs before the root filesystem is
+ * mounted.  Finds an image, rebuilds the chain from its header, checks every
+ * chunk, and hands the pages back to the kernel.  Whatever happens the boot
+ * goes on: exit 0 (nothing to resume, or the sim's restore verified), 2 (an
+ * image was refused), 1 (any other error).
+ */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
-int main(void) { puts("torpor-resume: skeleton"); return 1; }
+#include <stdlib.h>
+#include <string.h>
+
+#include "torpor-build.h"
+
+#include "host.h"
+#include "log.h"
+#include "passphrase.h"
+#include "resume.h"
+#include "session.h"
+
+static const char *arg_config;
+static const char *arg_plugin_dir;
+static const char *arg_cmdline = "/proc/cmdline";
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "Usage: torpor-resume [OPTIONS]\n\n"
+		   "Restore the system from a torpor hibernation image, if there is one.\n\n"
+		   "  -c, --config FILE          configuration (default %s)\n"
+		   "  -p, --plugin-dir DIR       plugin directory (default %s)\n"
+		   "      --passphrase-file FILE read the passphrase from FILE\n"
+		   "      --cmdline FILE         kernel command line to obey (default /proc/cmdline)\n"
+		   "  -v, --verbose              say more\n"
+		   "  -h, --help                 this help\n"
+		   "  -V, --version              the version\n\n"
+		   "The kernel command line words `noresume`, `resume=` and\n"
+		   "`resume_offset=` are obeyed.  Exit status: 0 restored, verified or\n"
+		   "nothing to resume; 2 an image exists and was refused; 1 other errors.\n",
+		TORPOR_DEFAULT_CONFIG, TORPOR_PLUGINDIR);
+}
+
+static int
+read_cmdline(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	buf[0] = '\0';
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, size - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	enum { OPT_PASSPHRASE_FILE = 0x100, OPT_CMDLINE };
+	static const struct option options[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "plugin-dir", required_argument, NULL, 'p' },
+		{ "passphrase-file", required_argument, NULL, OPT_PASSPHRASE_FILE },
+		{ "cmdline", required_argument, NULL, OPT_CMDLINE },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct resume_options o = { .mode = RESUME_RESTORE };
+	struct torpor_session s;
+	static char cmdline[8192], resume[1024], offset[64];
+	int c, r;
+
+	log_set_program("torpor-resume");
+	while ((c = getopt_long(argc, argv, "c:p:vhV", options, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			arg_config = optarg;
+			break;
+		case 'p':
+			arg_plugin_dir = optarg;
+			break;
+		case OPT_PASSPHRASE_FILE:
+			passphrase_set_file(optarg);
+			break;
+		case OPT_CMDLINE:
+			arg_cmdline = optarg;
+			break;
+		case 'v':
+			log_set_max_level(log_get_max_level() + 1);
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_SUCCESS;
+		case 'V':
+			printf("torpor-resume %s\n", TORPOR_VERSION);
+			return EXIT_SUCCESS;
+		default:
+			fprintf(stderr, "Try 'torpor-resume --help'.\n");
+			return EXIT_FAILURE;
+		}
+	}
+	if (optind < argc) {
+		log_error("unexpected argument '%s'", argv[optind]);
+		return EXIT_FAILURE;
+	}
+
+	r = read_cmdline(arg_cmdline, cmdline, sizeof(cmdline));
+	if (r < 0)
+		log_warning_errno(r, "cannot read %s: %m", arg_cmdline);
+	resume_parse_cmdline(cmdline, &o.noresume, resume, sizeof(resume),
+			     offset, sizeof(offset));
+	host_set_resume_location(resume[0] ? resume : NULL,
+				 offset[0] ? offset : NULL);
+
+	r = session_open(&s, arg_config, arg_plugin_dir, false);
+	if (r >= 0)
+		r = session_arrange_writer_only(&s);
+	if (r >= 0)
+		r = resume_run(&s, &o);
+	session_close(&s);
+	if (r == EXIT_REFUSED)
+		return EXIT_REFUSED;
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
