@@ -296,7 +296,7 @@ cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 		struct torpor_chunk_info info;
 		const uint8_t *stored;
 		size_t stored_len;
-		uint32_t n;
+		uint32_t n = 0;
 
 		r = read_chunk_pages(snap, pages, c.chunk_pages, pages_left, &n);
 		if (r < 0)
