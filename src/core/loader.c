@@ -1,0 +1,519 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Loading plugins: dlopen a NAME.so, check what it declares against the ABI
+ * before any of its methods runs (except its entry point), then load() and
+ * register it.  Every refusal is one log line that names the file.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "torpor-build.h"
+
+#include "loader.h"
+#include "log.h"
+
+#define PLUGIN_SUFFIX ".so"
+
+const char *
+loader_default_dir(void)
+{
+	return TORPOR_PLUGINDIR;
+}
+
+static bool
+valid_name(const char *name)
+{
+	size_t n = 0;
+
+	if (!name)
+		return false;
+	for (; name[n]; n++) {
+		char c = name[n];
+
+		if (n >= TORPOR_PLUGIN_NAME_MAX)
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '-'))
+			return false;
+	}
+	return n > 0;
+}
+
+/* Log the one refusal line and return r. */
+static int
+refuse(int level, const char *path, int r, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int
+refuse(int level, const char *path, int r, const char *fmt, ...)
+{
+	char reason[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	log_full(level, NULL, "plugin %s refused: %s", path, reason);
+	return r;
+}
+
+/* Whether st is owned by root and writable by nobody else. */
+static bool
+root_only(const struct stat *st)
+{
+	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/*
+ * As root, a plugin runs with every privilege: refuse one that someone else
+ * could have replaced.  The file is checked where it really is (after
+ * symbolic links), as are the directory it was named in and the directory
+ * that really holds it.
+ */
+static int
+check_ownership(const char *dir, const char *path, int level)
+{
+	char *real, *slash;
+	struct stat st;
+	int r = 0;
+
+	if (stat(dir, &st) < 0)
+		return refuse(level, path, -errno, "cannot stat directory %s: %m",
+			      dir);
+	if (!root_only(&st))
+		return refuse(level, path, -EPERM,
+			      "directory %s is not owned by root or is writable by others (mode %04o, uid %u)",
+			      dir, (unsigned)(st.st_mode & 07777),
+			      (unsigned)st.st_uid);
+
+	real = realpath(path, NULL);
+	if (!real)
+		return refuse(level, path, -errno, "cannot resolve path: %m");
+	if (stat(real, &st) < 0) {
+		r = refuse(level, path, -errno, "cannot stat: %m");
+		goto out;
+	}
+	if (!root_only(&st)) {
+		r = refuse(level, path, -EPERM,
+			   "file is not owned by root or is writable by others (mode %04o, uid %u)",
+			   (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
+		goto out;
+	}
+	slash = strrchr(real, '/');
+	if (slash && slash != real) {
+		*slash = '\0';
+		if (stat(real, &st) < 0) {
+			r = refuse(level, path, -errno,
+				   "cannot stat directory %s: %m", real);
+			goto out;
+		}
+		if (!root_only(&st)) {
+			r = refuse(level, path, -EPERM,
+				   "directory %s is not owned by root or is writable by others (mode %04o, uid %u)",
+				   real, (unsigned)(st.st_mode & 07777),
+				   (unsigned)st.st_uid);
+			goto out;
+		}
+	}
+out:
+	free(real);
+	return r;
+}
+
+/*
+ * The smallest struct a plugin of its type may hand over: up to the ops
+ * member its type needs (filter / writer), or up to `type` for misc.  Later
+ * optional methods of a shorter struct read as NULL.
+ */
+static size_t
+min_struct_size(enum torpor_plugin_type type)
+{
+	switch (type) {
+	case TORPOR_PLUGIN_FILTER:
+		return offsetof(struct torpor_plugin, filter) +
+		       sizeof(((struct torpor_plugin *)0)->filter);
+	case TORPOR_PLUGIN_WRITER:
+		return offsetof(struct torpor_plugin, writer) +
+		       sizeof(((struct torpor_plugin *)0)->writer);
+	default:
+		return offsetof(struct torpor_plugin, type) +
+		       sizeof(((struct torpor_plugin *)0)->type);
+	}
+}
+
+/* Which required method is missing, or NULL when none is. */
+static const char *
+missing_method(const struct torpor_plugin *p)
+{
+	if (p->type == TORPOR_PLUGIN_FILTER) {
+		const struct torpor_filter_ops *f = p->filter;
+
+		if (!f)
+			return "filter ops";
+		if (!f->max_encoded_size)
+			return "max_encoded_size";
+		if (!f->encode)
+			return "encode";
+		if (!f->decode)
+			return "decode";
+	} else if (p->type == TORPOR_PLUGIN_WRITER) {
+		const struct torpor_writer_ops *w = p->writer;
+
+		if (!w)
+			return "writer ops";
+		if (!w->reserve)
+			return "reserve";
+		if (!w->write)
+			return "write";
+		if (!w->commit)
+			return "commit";
+		if (!w->find)
+			return "find";
+		if (!w->read_header)
+			return "read_header";
+		if (!w->read)
+			return "read";
+		if (!w->invalidate)
+			return "invalidate";
+	}
+	return NULL;
+}
+
+/*
+ * Check the plugin's declaration and copy it into e->ops.  Only the first
+ * two fields are read before struct_size says how much more there is.
+ */
+static int
+check_plugin(const struct torpor_plugin *p, const char *name,
+	     const char *path, int level, struct torpor_plugin *ret_ops)
+{
+	struct torpor_plugin ops;
+	const char *missing;
+	size_t need;
+	int type;
+
+	if (p->abi_version == 0 || p->abi_version > TORPOR_PLUGIN_ABI_VERSION)
+		return refuse(level, path, -EPROTO,
+			      "ABI version %u is not supported (this core speaks %d)",
+			      p->abi_version, TORPOR_PLUGIN_ABI_VERSION);
+
+	/* type is needed to know how big the struct must be. */
+	if (p->struct_size < min_struct_size(TORPOR_PLUGIN_MISC))
+		return refuse(level, path, -EINVAL,
+			      "plugin struct too small (%u bytes)", p->struct_size);
+	type = (int)p->type;
+	if (type != TORPOR_PLUGIN_FILTER && type != TORPOR_PLUGIN_WRITER &&
+	    type != TORPOR_PLUGIN_MISC)
+		return refuse(level, path, -EINVAL, "invalid plugin type %d",
+			      type);
+
+	/* A filter that does not know every method of this ABI could let
+	 * data past it (plaintext on disk for an encryption filter). */
+	if (type == TORPOR_PLUGIN_FILTER &&
+	    p->abi_version != TORPOR_PLUGIN_ABI_VERSION)
+		return refuse(level, path, -EPROTO,
+			      "filter ABI version %u, this core needs exactly %d",
+			      p->abi_version, TORPOR_PLUGIN_ABI_VERSION);
+
+	need = min_struct_size((enum torpor_plugin_type)type);
+	if (p->struct_size < need)
+		return refuse(level, path, -EINVAL,
+			      "plugin struct too small for its type (%u bytes, need %zu)",
+			      p->struct_size, need);
+
+	memset(&ops, 0, sizeof(ops));
+	memcpy(&ops, p, p->struct_size < sizeof(ops) ? p->struct_size :
+	       sizeof(ops));
+
+	if (!ops.name)
+		return refuse(level, path, -EINVAL, "the plugin has no name");
+	if (!valid_name(ops.name))
+		return refuse(level, path, -EINVAL,
+			      "invalid plugin name '%.64s' (allowed: [a-z0-9-]{1,%d})",
+			      ops.name, TORPOR_PLUGIN_NAME_MAX);
+	if (strcmp(ops.name, name) != 0)
+		return refuse(level, path, -EINVAL,
+			      "the plugin calls itself '%s', its file is named '%s'",
+			      ops.name, name);
+
+	missing = missing_method(&ops);
+	if (missing)
+		return refuse(level, path, -EINVAL,
+			      "required method %s is missing", missing);
+
+	*ret_ops = ops;
+	return 0;
+}
+
+static void
+entry_free(struct plugin_entry *e)
+{
+	if (!e)
+		return;
+	if (e->dl)
+		dlclose(e->dl);
+	free(e->path);
+	free(e);
+}
+
+int
+loader_load(struct registry *r, const char *dir, const char *name,
+	    const struct torpor_host *host, int level,
+	    struct plugin_entry **ret)
+{
+	const struct torpor_plugin *p;
+	torpor_plugin_entry_fn entry;
+	struct plugin_entry *e = NULL;
+	struct stat st;
+	char *path = NULL;
+	const char *err;
+	void *dl = NULL;
+	int ret_r;
+
+	if (asprintf(&path, "%s/%s%s", dir, name ? name : "",
+		     PLUGIN_SUFFIX) < 0)
+		return log_error_errno(-ENOMEM, "out of memory");
+
+	/* The name becomes a path: refuse anything but a plain name. */
+	if (!valid_name(name)) {
+		ret_r = refuse(level, path, -EINVAL,
+			       "invalid plugin name (allowed: [a-z0-9-]{1,%d})",
+			       TORPOR_PLUGIN_NAME_MAX);
+		goto fail;
+	}
+	if (stat(path, &st) < 0) {
+		ret_r = refuse(level, path, -errno, "%m");
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret_r = refuse(level, path, -EINVAL, "not a regular file");
+		goto fail;
+	}
+	if (geteuid() == 0) {
+		ret_r = check_ownership(dir, path, level);
+		if (ret_r < 0)
+			goto fail;
+	}
+	if (registry_find(r, name)) {
+		ret_r = refuse(level, path, -EBUSY,
+			       "a plugin named '%s' is already loaded", name);
+		goto fail;
+	}
+
+	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		err = dlerror();
+		ret_r = refuse(level, path, -ENOEXEC, "dlopen failed: %s",
+			       err ? err : "unknown error");
+		goto fail;
+	}
+	(void)dlerror();
+	*(void **)&entry = dlsym(dl, TORPOR_PLUGIN_ENTRY_NAME);
+	err = dlerror();
+	if (err || !entry) {
+		ret_r = refuse(level, path, -ENOEXEC,
+			       "no entry point %s: %s", TORPOR_PLUGIN_ENTRY_NAME,
+			       err ? err : "symbol is NULL");
+		goto fail;
+	}
+	p = entry();
+	if (!p) {
+		ret_r = refuse(level, path, -ENOEXEC,
+			       "entry point returned no plugin");
+		goto fail;
+	}
+
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		ret_r = refuse(level, path, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	ret_r = check_plugin(p, name, path, level, &e->ops);
+	if (ret_r < 0)
+		goto fail;
+
+	if (e->ops.load) {
+		ret_r = e->ops.load(host);
+		if (ret_r < 0) {
+			ret_r = refuse(level, path, ret_r, "load() failed: %s",
+				       strerror(-ret_r));
+			goto fail;
+		}
+	}
+	ret_r = registry_register(r, e);
+	if (ret_r < 0) {
+		if (e->ops.unload)
+			e->ops.unload();
+		ret_r = refuse(level, path, ret_r, "cannot register: %s",
+			       strerror(-ret_r));
+		goto fail;
+	}
+
+	e->dl = dl;
+	e->path = path;
+	log_debug("loaded plugin %s from %s", name, path);
+	if (ret)
+		*ret = e;
+	return 0;
+
+fail:
+	free(e);
+	if (dl)
+		dlclose(dl);
+	free(path);
+	return ret_r;
+}
+
+static int
+compare_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The NAME of every NAME.so in dir, sorted. */
+static int
+list_plugin_files(const char *dir, char ***ret_names, size_t *ret_n)
+{
+	char **names = NULL, **tmp;
+	size_t n = 0, alloc = 0, i;
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	for (errno = 0; (de = readdir(d)); errno = 0) {
+		size_t len = strlen(de->d_name), slen = strlen(PLUGIN_SUFFIX);
+
+		if (de->d_name[0] == '.' || len <= slen ||
+		    strcmp(de->d_name + len - slen, PLUGIN_SUFFIX) != 0)
+			continue;
+		if (n == alloc) {
+			alloc = alloc ? alloc * 2 : 16;
+			tmp = realloc(names, alloc * sizeof(*names));
+			if (!tmp) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			names = tmp;
+		}
+		names[n] = strndup(de->d_name, len - slen);
+		if (!names[n]) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		n++;
+	}
+	if (errno) {
+		r = -errno;
+		goto fail;
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), compare_names);
+	*ret_names = names;
+	*ret_n = n;
+	return 0;
+
+fail:
+	closedir(d);
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return r;
+}
+
+static bool
+name_in(const char *name, const char *const *list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (list[i] && strcmp(list[i], name) == 0)
+			return true;
+	return false;
+}
+
+int
+loader_load_all(struct registry *r, const char *dir,
+		const char *const *required, size_t n_required,
+		const struct torpor_host *host)
+{
+	char **names = NULL;
+	size_t n = 0, i;
+	int first = 0, ret;
+
+	ret = list_plugin_files(dir, &names, &n);
+	if (ret < 0)
+		return log_error_errno(ret,
+				       "cannot read the plugin directory %s: %m",
+				       dir);
+
+	for (i = 0; i < n; i++) {
+		bool req = name_in(names[i], required, n_required);
+
+		ret = loader_load(r, dir, names[i], host,
+				  req ? TORPOR_LOG_ERR : TORPOR_LOG_WARNING,
+				  NULL);
+		if (ret < 0 && req && first == 0)
+			first = ret;
+	}
+
+	for (i = 0; i < n_required; i++) {
+		/* Report a missing required plugin once, however often the
+		 * configuration names it. */
+		if (!required[i] ||
+		    name_in(required[i], (const char *const *)names, n) ||
+		    name_in(required[i], required, i))
+			continue;
+		log_error("plugin %s/%s%s is required by the configuration but does not exist",
+			  dir, required[i], PLUGIN_SUFFIX);
+		if (first == 0)
+			first = -ENOENT;
+	}
+
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return first;
+}
+
+int
+loader_unload(struct registry *r, struct plugin_entry *e)
+{
+	if (!e)
+		return 0;
+	if (e->refs > 0)
+		return -EBUSY;
+	/* Refuse new references while it goes away. */
+	e->dying = true;
+	if (e->ops.unload)
+		e->ops.unload();
+	registry_unregister(r, e);
+	/* Only what the loader allocated is freed; a built-in entry (no
+	 * file) belongs to whoever registered it. */
+	if (e->path)
+		entry_free(e);
+	return 0;
+}
+
+void
+loader_unload_all(struct registry *r)
+{
+	/* Newest first, the reverse of loading. */
+	while (r->plugins_tail) {
+		struct plugin_entry *e = r->plugins_tail;
+
+		e->refs = 0;
+		loader_unload(r, e);
+	}
+}

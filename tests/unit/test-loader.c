@@ -1,0 +1,810 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The plugin loader against the test-only plugins of tests/unit/plugins
+ * (TORPOR_TEST_PLUGINDIR): one good filter that records its calls, one good
+ * writer, and one plugin per way of being refused.  The plugins torpor ships
+ * (TORPOR_BUILD_PLUGINDIR) must all load too.
+ */
+#include <check.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gcrypt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "loader.h"
+#include "log.h"
+
+/* ---- a minimal host: logging forwarded, everything else trivial ---- */
+
+static void
+host_log(int level, const char *plugin, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_fullv(level, plugin, fmt, ap);
+	va_end(ap);
+}
+
+static const char *
+host_config_get(const char *section, const char *key)
+{
+	return NULL;
+}
+
+static void *
+host_secure_alloc(size_t size)
+{
+	return calloc(1, size);
+}
+
+static void
+host_secure_free(void *p, size_t size)
+{
+	if (p)
+		explicit_bzero(p, size);
+	free(p);
+}
+
+static void
+host_progress(const char *plugin, const char *what, uint64_t done,
+	      uint64_t total)
+{
+}
+
+static int
+host_ask_passphrase(const char *prompt, char *buf, size_t size)
+{
+	return -ENOKEY;
+}
+
+static int
+host_snapshot_kind(void)
+{
+	return TORPOR_SNAPSHOT_SIM;
+}
+
+static int
+host_swap_set_area(uint32_t kernel_dev, uint64_t offset)
+{
+	return -EOPNOTSUPP;
+}
+
+static int64_t
+host_swap_avail(void)
+{
+	return -EOPNOTSUPP;
+}
+
+static int64_t
+host_swap_alloc_page(void)
+{
+	return -EOPNOTSUPP;
+}
+
+static int
+host_swap_free_pages(void)
+{
+	return -EOPNOTSUPP;
+}
+
+static const struct torpor_host host = {
+	.struct_size = sizeof(struct torpor_host),
+	.abi_version = TORPOR_PLUGIN_ABI_VERSION,
+	.log = host_log,
+	.config_get = host_config_get,
+	.secure_alloc = host_secure_alloc,
+	.secure_free = host_secure_free,
+	.progress = host_progress,
+	.ask_passphrase = host_ask_passphrase,
+	.snapshot_kind = host_snapshot_kind,
+	.swap_set_area = host_swap_set_area,
+	.swap_avail = host_swap_avail,
+	.swap_alloc_page = host_swap_alloc_page,
+	.swap_free_pages = host_swap_free_pages,
+};
+
+/* ---- helpers ---- */
+
+static struct registry reg;
+static char trace_path[] = "/tmp/torpor-loader-trace-XXXXXX";
+
+static const char *
+env_dir(const char *var)
+{
+	const char *dir = getenv(var);
+
+	ck_assert_msg(dir && *dir, "%s is not set (run through meson test)",
+		      var);
+	return dir;
+}
+
+static const char *
+test_dir(void)
+{
+	return env_dir("TORPOR_TEST_PLUGINDIR");
+}
+
+static void
+setup(void)
+{
+	int fd;
+
+	registry_init(&reg);
+	log_set_max_level(TORPOR_LOG_NOTICE);
+	strcpy(trace_path, "/tmp/torpor-loader-trace-XXXXXX");
+	fd = mkstemp(trace_path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	setenv("TORPOR_TEST_TRACE", trace_path, 1);
+}
+
+static void
+teardown(void)
+{
+	loader_unload_all(&reg);
+	unsetenv("TORPOR_TEST_TRACE");
+	unlink(trace_path);
+	log_set_max_level(TORPOR_LOG_NOTICE);
+}
+
+static void
+read_file(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, size - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
+static int saved_stderr = -1;
+static FILE *captured;
+
+static void
+capture_start(void)
+{
+	fflush(stderr);
+	captured = tmpfile();
+	ck_assert_ptr_nonnull(captured);
+	saved_stderr = dup(STDERR_FILENO);
+	ck_assert_int_ge(saved_stderr, 0);
+	ck_assert_int_ge(dup2(fileno(captured), STDERR_FILENO), 0);
+}
+
+/* Stop capturing; what was logged goes into buf and, for the test's own
+ * log, on to the real stderr. */
+static void
+capture_end(char *buf, size_t size)
+{
+	size_t n;
+
+	fflush(stderr);
+	dup2(saved_stderr, STDERR_FILENO);
+	close(saved_stderr);
+	rewind(captured);
+	n = fread(buf, 1, size - 1, captured);
+	buf[n] = '\0';
+	fclose(captured);
+	fputs(buf, stderr);
+}
+
+static unsigned
+count_lines(const char *s)
+{
+	unsigned n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* Lines of log that mention needle. */
+static unsigned
+count_lines_with(const char *log, const char *needle)
+{
+	const char *line = log;
+	unsigned n = 0;
+
+	while (*line) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+
+		if (memmem(line, len, needle, strlen(needle)))
+			n++;
+		line += len + (end ? 1 : 0);
+	}
+	return n;
+}
+
+/* Whether dir/name.so is still mapped in this process. */
+static bool
+still_loaded(const char *dir, const char *name)
+{
+	char path[4096];
+	void *dl;
+
+	snprintf(path, sizeof(path), "%s/%s.so", dir, name);
+	dl = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+	if (!dl)
+		return false;
+	dlclose(dl);
+	return true;
+}
+
+static void
+copy_file(const char *from, const char *to, mode_t mode)
+{
+	char buf[65536];
+	int in, out;
+	ssize_t n;
+
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(in, 0);
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	ck_assert_int_ge(out, 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		ck_assert_int_eq(write(out, buf, (size_t)n), n);
+	ck_assert_int_eq(n, 0);
+	close(in);
+	close(out);
+	/* The umask must not decide the mode under test. */
+	ck_assert_int_eq(chmod(to, mode), 0);
+}
+
+/* ---- loading good plugins ---- */
+
+START_TEST(test_load_good_filter)
+{
+	struct plugin_entry *e = NULL;
+	char info[128];
+	const char *dir = test_dir();
+	char path[4096];
+
+	ck_assert_int_eq(loader_load(&reg, dir, "good-filter", &host,
+				     TORPOR_LOG_ERR, &e), 0);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_str_eq(e->ops.name, "good-filter");
+	ck_assert_int_eq(e->ops.type, TORPOR_PLUGIN_FILTER);
+	ck_assert_uint_eq(e->ops.abi_version, TORPOR_PLUGIN_ABI_VERSION);
+	ck_assert_ptr_nonnull(e->ops.filter);
+	ck_assert_ptr_nonnull(e->ops.filter->encode);
+	ck_assert_ptr_nonnull(e->dl);
+	snprintf(path, sizeof(path), "%s/good-filter.so", dir);
+	ck_assert_str_eq(e->path, path);
+	ck_assert_ptr_eq(registry_find(&reg, "good-filter"), e);
+	ck_assert_ptr_eq(reg.filters_head, e);
+	ck_assert_uint_eq(reg.n_plugins, 1);
+
+	/* load() ran, with the host. */
+	ck_assert_int_gt(e->ops.print_debug_info(info, sizeof(info)), 0);
+	ck_assert_str_eq(info, "calls=load");
+
+	ck_assert(still_loaded(dir, "good-filter"));
+	ck_assert_int_eq(loader_unload(&reg, e), 0);
+	ck_assert_uint_eq(reg.n_plugins, 0);
+	ck_assert_ptr_null(registry_find(&reg, "good-filter"));
+	ck_assert(!still_loaded(dir, "good-filter"));
+}
+END_TEST
+
+START_TEST(test_load_good_writer)
+{
+	struct plugin_entry *e = NULL;
+
+	ck_assert_int_eq(loader_load(&reg, test_dir(), "good-writer", &host,
+				     TORPOR_LOG_ERR, &e), 0);
+	ck_assert_int_eq(e->ops.type, TORPOR_PLUGIN_WRITER);
+	ck_assert_ptr_nonnull(e->ops.writer);
+	ck_assert_ptr_nonnull(e->ops.writer->invalidate);
+	ck_assert_ptr_eq(reg.writers_head, e);
+	ck_assert_ptr_null(reg.filters_head);
+	ck_assert_int_eq(e->ops.writer->find(), 0);
+}
+END_TEST
+
+START_TEST(test_call_order)
+{
+	struct plugin_entry *e;
+	char got[1024];
+	int round;
+
+	/* Loaded, used and unloaded twice: every method in its place, and
+	 * nothing of the first life leaks into the second. */
+	for (round = 0; round < 2; round++) {
+		char info[128];
+
+		e = NULL;
+		ck_assert_int_eq(loader_load(&reg, test_dir(), "good-filter",
+					     &host, TORPOR_LOG_ERR, &e), 0);
+		ck_assert_int_eq(registry_initialise(&reg, round == 0), 0);
+		ck_assert(e->initialised);
+		e->ops.print_debug_info(info, sizeof(info));
+		ck_assert_str_eq(info, round == 0 ? "calls=load,initialise(1)" :
+				 "calls=load,initialise(0)");
+		registry_cleanup(&reg, round == 0);
+		ck_assert_int_eq(loader_unload(&reg, e), 0);
+	}
+	read_file(trace_path, got, sizeof(got));
+	ck_assert_str_eq(got,
+			 "good-filter load\n"
+			 "good-filter initialise(1)\n"
+			 "good-filter cleanup(1)\n"
+			 "good-filter unload\n"
+			 "good-filter load\n"
+			 "good-filter initialise(0)\n"
+			 "good-filter cleanup(0)\n"
+			 "good-filter unload\n");
+}
+END_TEST
+
+START_TEST(test_old_misc_struct_is_cut)
+{
+	struct plugin_entry *e = NULL;
+
+	/* old-misc declares a struct that ends before load(): whatever lies
+	 * past it must not be copied (its initialise() would fail). */
+	ck_assert_int_eq(loader_load(&reg, test_dir(), "old-misc", &host,
+				     TORPOR_LOG_ERR, &e), 0);
+	ck_assert_int_eq(e->ops.type, TORPOR_PLUGIN_MISC);
+	ck_assert_ptr_null(e->ops.load);
+	ck_assert_ptr_null(e->ops.initialise);
+	ck_assert_ptr_null(e->ops.filter);
+	ck_assert_str_eq(e->ops.name, "old-misc");
+	ck_assert_int_eq(registry_initialise(&reg, 1), 0);
+	registry_cleanup(&reg, 1);
+}
+END_TEST
+
+/* ---- refusals ---- */
+
+struct refusal {
+	const char *name;
+	int error;
+	const char *reason;	/* a word the one log line must hold */
+};
+
+static const struct refusal refusals[] = {
+	{ "bad-abi", -EPROTO, "ABI version 2" },
+	{ "newer-writer", -EPROTO, "ABI version 2" },
+	{ "no-encode", -EINVAL, "encode" },
+	{ "no-invalidate", -EINVAL, "invalidate" },
+	{ "misnamed", -EINVAL, "other-name" },
+	{ "upper-name", -EINVAL, "Upper-Name" },
+	{ "load-fails", -EIO, "load()" },
+	{ "small-filter", -EINVAL, "too small" },
+	{ "bad-type", -EINVAL, "type" },
+	{ "no-entry", -ENOEXEC, TORPOR_PLUGIN_ENTRY_NAME },
+	{ "does-not-exist", -ENOENT, "No such file" },
+};
+
+START_TEST(test_refused)
+{
+	const struct refusal *t = &refusals[_i];
+	struct plugin_entry *sentinel = (struct plugin_entry *)&reg, *e;
+	const char *dir = test_dir();
+	char log[2048], path[4096];
+	int r;
+
+	e = sentinel;
+	snprintf(path, sizeof(path), "%s/%s.so", dir, t->name);
+	capture_start();
+	r = loader_load(&reg, dir, t->name, &host, TORPOR_LOG_ERR, &e);
+	capture_end(log, sizeof(log));
+
+	ck_assert_msg(r == t->error, "%s: got %d, expected %d", t->name, r,
+		      t->error);
+	ck_assert_ptr_eq(e, sentinel);
+	ck_assert_uint_eq(reg.n_plugins, 0);
+	ck_assert_msg(count_lines(log) == 1, "%s: not one line: '%s'",
+		      t->name, log);
+	ck_assert_msg(strstr(log, path), "%s: file not named: '%s'", t->name,
+		      log);
+	ck_assert_msg(strstr(log, t->reason), "%s: no '%s' in '%s'", t->name,
+		      t->reason, log);
+	ck_assert_msg(!still_loaded(dir, t->name), "%s stayed loaded",
+		      t->name);
+}
+END_TEST
+
+START_TEST(test_refused_bad_names)
+{
+	static const char *const names[] = {
+		"../test-plugins/good-filter", "Good-filter", "good_filter",
+		"", "a23456789012345678901234567890123",
+	};
+	struct plugin_entry *e = NULL;
+	char log[2048];
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		capture_start();
+		r = loader_load(&reg, test_dir(), names[i], &host,
+				TORPOR_LOG_ERR, &e);
+		capture_end(log, sizeof(log));
+		ck_assert_msg(r == -EINVAL, "'%s': %d", names[i], r);
+		ck_assert_uint_eq(count_lines(log), 1);
+		ck_assert_msg(strstr(log, "invalid plugin name"), "%s", log);
+	}
+	ck_assert_ptr_null(e);
+	ck_assert_uint_eq(reg.n_plugins, 0);
+}
+END_TEST
+
+START_TEST(test_refusal_level)
+{
+	char log[2048];
+
+	/* The caller's level decides: a warning is dropped at max level
+	 * ERR, an error is not. */
+	log_set_max_level(TORPOR_LOG_ERR);
+	capture_start();
+	ck_assert_int_lt(loader_load(&reg, test_dir(), "bad-abi", &host,
+				     TORPOR_LOG_WARNING, NULL), 0);
+	capture_end(log, sizeof(log));
+	ck_assert_str_eq(log, "");
+	capture_start();
+	ck_assert_int_lt(loader_load(&reg, test_dir(), "bad-abi", &host,
+				     TORPOR_LOG_ERR, NULL), 0);
+	capture_end(log, sizeof(log));
+	ck_assert_uint_eq(count_lines_with(log, "bad-abi.so"), 1);
+}
+END_TEST
+
+START_TEST(test_refused_duplicate)
+{
+	struct plugin_entry *first = NULL, *second = NULL;
+	char log[2048], info[128];
+
+	ck_assert_int_eq(loader_load(&reg, test_dir(), "good-filter", &host,
+				     TORPOR_LOG_ERR, &first), 0);
+	capture_start();
+	ck_assert_int_eq(loader_load(&reg, test_dir(), "good-filter", &host,
+				     TORPOR_LOG_ERR, &second), -EBUSY);
+	capture_end(log, sizeof(log));
+	ck_assert_ptr_null(second);
+	ck_assert_uint_eq(count_lines_with(log, "good-filter.so"), 1);
+	ck_assert_uint_eq(reg.n_plugins, 1);
+	/* The loaded one is untouched: load() ran once. */
+	first->ops.print_debug_info(info, sizeof(info));
+	ck_assert_str_eq(info, "calls=load");
+}
+END_TEST
+
+START_TEST(test_refused_insecure)
+{
+	char tmpl[] = "/tmp/torpor-loader-XXXXXX", path[4096], log[2048];
+	struct plugin_entry *e = NULL;
+	pid_t pid;
+	int r, status;
+
+	ck_assert_ptr_nonnull(mkdtemp(tmpl));
+	snprintf(path, sizeof(path), "%s/good-filter.so", tmpl);
+	{
+		char from[4096];
+
+		snprintf(from, sizeof(from), "%s/good-filter.so", test_dir());
+		copy_file(from, path, 0666);
+	}
+
+	if (geteuid() != 0) {
+		/* Only root refuses: a user's own plugins are the user's. */
+		ck_assert_int_eq(loader_load(&reg, tmpl, "good-filter", &host,
+					     TORPOR_LOG_ERR, &e), 0);
+		loader_unload_all(&reg);
+		fprintf(stderr, "test_refused_insecure: not root, the refusal of a world-writable plugin is not checked\n");
+		goto out;
+	}
+
+	/* World-writable file. */
+	capture_start();
+	r = loader_load(&reg, tmpl, "good-filter", &host, TORPOR_LOG_ERR, &e);
+	capture_end(log, sizeof(log));
+	ck_assert_int_eq(r, -EPERM);
+	ck_assert_ptr_null(e);
+	ck_assert_uint_eq(count_lines(log), 1);
+	ck_assert_msg(strstr(log, path) && strstr(log, "writable"), "%s", log);
+
+	/* Group-writable file. */
+	ck_assert_int_eq(chmod(path, 0664), 0);
+	ck_assert_int_eq(loader_load(&reg, tmpl, "good-filter", &host,
+				     TORPOR_LOG_ERR, &e), -EPERM);
+
+	/* The same file, safe: it loads (the refusal was about the mode). */
+	ck_assert_int_eq(chmod(path, 0644), 0);
+	ck_assert_int_eq(loader_load(&reg, tmpl, "good-filter", &host,
+				     TORPOR_LOG_ERR, &e), 0);
+	loader_unload_all(&reg);
+
+	/* Not owned by root. */
+	ck_assert_int_eq(chown(path, 65534, 0), 0);
+	ck_assert_int_eq(loader_load(&reg, tmpl, "good-filter", &host,
+				     TORPOR_LOG_ERR, &e), -EPERM);
+	ck_assert_int_eq(chown(path, 0, 0), 0);
+
+	/* World-writable directory. */
+	ck_assert_int_eq(chmod(tmpl, 0777), 0);
+	capture_start();
+	r = loader_load(&reg, tmpl, "good-filter", &host, TORPOR_LOG_ERR, &e);
+	capture_end(log, sizeof(log));
+	ck_assert_int_eq(r, -EPERM);
+	ck_assert_msg(strstr(log, path) && strstr(log, "directory"), "%s",
+		      log);
+	ck_assert_uint_eq(reg.n_plugins, 0);
+
+	/* Without root privileges the check does not apply. */
+	ck_assert_int_eq(chmod(path, 0666), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct registry r2;
+
+		registry_init(&r2);
+		if (setegid(65534) < 0 || seteuid(65534) < 0)
+			_exit(3);
+		if (loader_load(&r2, tmpl, "good-filter", &host,
+				TORPOR_LOG_ERR, NULL) < 0)
+			_exit(1);
+		loader_unload_all(&r2);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "as a user the plugin did not load (status %d)", status);
+	ck_assert_uint_eq(reg.n_plugins, 0);
+out:
+	unlink(path);
+	rmdir(tmpl);
+}
+END_TEST
+
+/* ---- load_all ---- */
+
+/* "a,b,c": the names of the registered plugins, in plugin-list order. */
+static void
+names(char *buf, size_t size)
+{
+	struct plugin_entry *e;
+
+	buf[0] = '\0';
+	for (e = reg.plugins_head; e; e = e->next_plugin) {
+		if (buf[0])
+			strncat(buf, ",", size - strlen(buf) - 1);
+		strncat(buf, e->ops.name, size - strlen(buf) - 1);
+	}
+}
+
+/* Every broken file of the test directory. */
+static const char *const broken[] = {
+	"bad-abi", "bad-type", "load-fails", "misnamed", "newer-writer",
+	"no-encode", "no-entry", "no-invalidate", "small-filter", "upper-name",
+};
+#define N_BROKEN (sizeof(broken) / sizeof(broken[0]))
+
+START_TEST(test_load_all_unrequired_broken)
+{
+	static const char *const required[] = { "good-writer", "good-filter" };
+	char log[8192], got[256], file[64];
+	size_t i;
+
+	capture_start();
+	ck_assert_int_eq(loader_load_all(&reg, test_dir(), required, 2, &host),
+			 0);
+	capture_end(log, sizeof(log));
+	/* The good ones load, in name order, whatever the others do. */
+	names(got, sizeof(got));
+	ck_assert_str_eq(got, "good-filter,good-writer,old-misc");
+	/* Each broken one is reported once. */
+	for (i = 0; i < N_BROKEN; i++) {
+		snprintf(file, sizeof(file), "/%s.so", broken[i]);
+		ck_assert_msg(count_lines_with(log, file) == 1,
+			      "%s not reported once: %s", file, log);
+	}
+	ck_assert_uint_eq(count_lines(log), N_BROKEN);
+
+	/* ... as warnings: none is left at max level ERR. */
+	loader_unload_all(&reg);
+	log_set_max_level(TORPOR_LOG_ERR);
+	capture_start();
+	ck_assert_int_eq(loader_load_all(&reg, test_dir(), required, 2, &host),
+			 0);
+	capture_end(log, sizeof(log));
+	ck_assert_str_eq(log, "");
+	ck_assert_uint_eq(reg.n_plugins, 3);
+}
+END_TEST
+
+START_TEST(test_load_all_required_broken)
+{
+	static const char *const required[] = {
+		"good-filter", "no-encode", "bad-abi", "good-writer",
+	};
+	char log[8192], got[256];
+	int r;
+
+	log_set_max_level(TORPOR_LOG_ERR);
+	capture_start();
+	r = loader_load_all(&reg, test_dir(), required, 4, &host);
+	capture_end(log, sizeof(log));
+	/* Every file is tried; the first error (in name order) comes back. */
+	ck_assert_int_eq(r, -EPROTO);
+	names(got, sizeof(got));
+	ck_assert_str_eq(got, "good-filter,good-writer,old-misc");
+	/* The two required ones are errors, the others stay warnings. */
+	ck_assert_uint_eq(count_lines_with(log, "/bad-abi.so"), 1);
+	ck_assert_uint_eq(count_lines_with(log, "/no-encode.so"), 1);
+	ck_assert_uint_eq(count_lines(log), 2);
+}
+END_TEST
+
+START_TEST(test_load_all_required_missing)
+{
+	static const char *const required[] = {
+		"good-filter", "absent", "absent",
+	};
+	char log[8192];
+	int r;
+
+	log_set_max_level(TORPOR_LOG_ERR);
+	capture_start();
+	r = loader_load_all(&reg, test_dir(), required, 3, &host);
+	capture_end(log, sizeof(log));
+	ck_assert_int_eq(r, -ENOENT);
+	ck_assert_uint_eq(count_lines_with(log, "absent"), 1);
+	ck_assert_uint_eq(count_lines(log), 1);
+	ck_assert_ptr_nonnull(registry_find(&reg, "good-filter"));
+	ck_assert_ptr_nonnull(registry_find(&reg, "good-writer"));
+}
+END_TEST
+
+START_TEST(test_load_all_no_dir)
+{
+	char log[2048];
+	int r;
+
+	capture_start();
+	r = loader_load_all(&reg, "/nonexistent/torpor-plugins", NULL, 0,
+			    &host);
+	capture_end(log, sizeof(log));
+	ck_assert_int_eq(r, -ENOENT);
+	ck_assert(strstr(log, "/nonexistent/torpor-plugins") != NULL);
+	ck_assert_uint_eq(reg.n_plugins, 0);
+}
+END_TEST
+
+START_TEST(test_shipped_plugins_load)
+{
+	const char *dir = env_dir("TORPOR_BUILD_PLUGINDIR");
+	struct plugin_entry *e;
+	char log[8192];
+	int r;
+
+	/* The programs hold libgcrypt for their whole life (they initialise
+	 * it before loading plugins); so does this test.  Otherwise unloading
+	 * crypt or checksum would take libgcrypt down with them, and its
+	 * one-time allocations would look like leaks under valgrind. */
+	ck_assert_ptr_nonnull(gcry_check_version(NULL));
+
+	/* Every plugin torpor builds must pass its own loader. */
+	capture_start();
+	r = loader_load_all(&reg, dir, NULL, 0, &host);
+	capture_end(log, sizeof(log));
+	ck_assert_int_eq(r, 0);
+	ck_assert_msg(count_lines_with(log, "refused") == 0,
+		      "a shipped plugin was refused: %s", log);
+	for (e = reg.plugins_head; e; e = e->next_plugin)
+		ck_assert_msg((e->ops.type == TORPOR_PLUGIN_FILTER) ==
+			      (e->ops.filter != NULL), "%s", e->ops.name);
+}
+END_TEST
+
+/* ---- unloading ---- */
+
+START_TEST(test_unload_refused_while_referenced)
+{
+	struct plugin_entry *e = NULL;
+	char got[1024];
+
+	ck_assert_int_eq(loader_load(&reg, test_dir(), "good-filter", &host,
+				     TORPOR_LOG_ERR, &e), 0);
+	ck_assert_int_eq(registry_get(&reg), 0);
+	ck_assert_int_eq(loader_unload(&reg, e), -EBUSY);
+	ck_assert_ptr_eq(registry_find(&reg, "good-filter"), e);
+	ck_assert(still_loaded(test_dir(), "good-filter"));
+	read_file(trace_path, got, sizeof(got));
+	ck_assert_str_eq(got, "good-filter load\n");
+
+	registry_put(&reg);
+	ck_assert_int_eq(loader_unload(&reg, e), 0);
+	ck_assert_ptr_null(registry_find(&reg, "good-filter"));
+	read_file(trace_path, got, sizeof(got));
+	ck_assert_str_eq(got, "good-filter load\ngood-filter unload\n");
+}
+END_TEST
+
+START_TEST(test_unload_active_writer)
+{
+	struct plugin_entry *w = NULL;
+
+	ck_assert_int_eq(loader_load(&reg, test_dir(), "good-writer", &host,
+				     TORPOR_LOG_ERR, &w), 0);
+	registry_set_active_writer(&reg, w);
+	ck_assert(registry_can_hibernate(&reg));
+	ck_assert_int_eq(loader_unload(&reg, w), 0);
+	ck_assert(!registry_can_hibernate(&reg));
+	ck_assert(strstr(reg.disabled_reason, "good-writer") != NULL);
+}
+END_TEST
+
+START_TEST(test_unload_all)
+{
+	static const char *const required[] = { "good-filter" };
+	char got[1024];
+
+	log_set_max_level(TORPOR_LOG_ERR);
+	ck_assert_int_eq(loader_load_all(&reg, test_dir(), required, 1, &host),
+			 0);
+	ck_assert_uint_eq(reg.n_plugins, 3);
+	ck_assert_int_eq(registry_get(&reg), 0);
+	loader_unload_all(&reg);
+	ck_assert_uint_eq(reg.n_plugins, 0);
+	ck_assert_ptr_null(reg.plugins_head);
+	ck_assert_ptr_null(reg.filters_head);
+	ck_assert_ptr_null(reg.writers_head);
+	ck_assert(!still_loaded(test_dir(), "good-filter"));
+	ck_assert(!still_loaded(test_dir(), "good-writer"));
+	read_file(trace_path, got, sizeof(got));
+	ck_assert_str_eq(got, "good-filter load\ngood-filter unload\n");
+}
+END_TEST
+
+START_TEST(test_default_dir)
+{
+	const char *dir = loader_default_dir();
+
+	ck_assert_ptr_nonnull(dir);
+	ck_assert_msg(dir[0] == '/' && strstr(dir, "torpor"), "%s", dir);
+}
+END_TEST
+
+Suite *loader_suite(void);
+
+Suite *
+loader_suite(void)
+{
+	Suite *s = suite_create("loader");
+	TCase *tc = tcase_create("loader");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_load_good_filter);
+	tcase_add_test(tc, test_load_good_writer);
+	tcase_add_test(tc, test_call_order);
+	tcase_add_test(tc, test_old_misc_struct_is_cut);
+	tcase_add_loop_test(tc, test_refused, 0,
+			    sizeof(refusals) / sizeof(refusals[0]));
+	tcase_add_test(tc, test_refused_bad_names);
+	tcase_add_test(tc, test_refusal_level);
+	tcase_add_test(tc, test_refused_duplicate);
+	tcase_add_test(tc, test_refused_insecure);
+	tcase_add_test(tc, test_load_all_unrequired_broken);
+	tcase_add_test(tc, test_load_all_required_broken);
+	tcase_add_test(tc, test_load_all_required_missing);
+	tcase_add_test(tc, test_load_all_no_dir);
+	tcase_add_test(tc, test_shipped_plugins_load);
+	tcase_add_test(tc, test_unload_refused_while_referenced);
+	tcase_add_test(tc, test_unload_active_writer);
+	tcase_add_test(tc, test_unload_all);
+	tcase_add_test(tc, test_default_dir);
+	suite_add_tcase(s, tc);
+	return s;
+}
