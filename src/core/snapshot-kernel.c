@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The kernel snapshot source: the ioctls of the snapshot device
+ * (kernel/power/user.c, include/uapi/linux/suspend_ioctls.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/reboot.h>
+#include <unistd.h>
+
+#include <linux/suspend_ioctls.h>
+
+#include "log.h"
+#include "snapshot-internal.h"
+#include "snapshot.h"
+
+struct kernel_snapshot {
+	struct snapshot s;	/* first: the ops get a struct snapshot * */
+	int fd;
+	bool locked;		/* we called mlockall() */
+	bool platform;		/* SNAPSHOT_PLATFORM_SUPPORT is on */
+};
+
+static struct kernel_snapshot *
+to_kernel(struct snapshot *s)
+{
+	return (struct kernel_snapshot *)s;
+}
+
+static int
+kernel_ioctl(struct snapshot *s, unsigned long req, unsigned long arg)
+{
+	if (ioctl(to_kernel(s)->fd, req, arg) < 0)
+		return -errno;
+	return 0;
+}
+
+static int
+kernel_freeze(struct snapshot *s)
+{
+	return kernel_ioctl(s, SNAPSHOT_FREEZE, 0);
+}
+
+static int
+kernel_unfreeze(struct snapshot *s)
+{
+	return kernel_ioctl(s, SNAPSHOT_UNFREEZE, 0);
+}
+
+/* The kernel takes the byte count as the argument itself. */
+static int
+kernel_pref_image_size(struct snapshot *s, uint64_t bytes)
+{
+	if (bytes > (unsigned long)-1)
+		bytes = (unsigned long)-1;
+	return kernel_ioctl(s, SNAPSHOT_PREF_IMAGE_SIZE, (unsigned long)bytes);
+}
+
+static int
+kernel_create_image(struct snapshot *s, int *in_suspend)
+{
+	int v = 0;
+
+	if (ioctl(to_kernel(s)->fd, SNAPSHOT_CREATE_IMAGE, &v) < 0)
+		return -errno;
+	*in_suspend = v;
+	return 0;
+}
+
+static int
+kernel_image_size(struct snapshot *s, uint64_t *ret)
+{
+	__kernel_loff_t size = 0;
+
+	if (ioctl(to_kernel(s)->fd, SNAPSHOT_GET_IMAGE_SIZE, &size) < 0)
+		return -errno;
+	if (size < 0)
+		return -EIO;
+	*ret = (uint64_t)size;
+	return 0;
+}
+
+/*
+ * The kernel hands out at most one page per read() and never crosses a
+ * page boundary, so a short read is the rest of the same page.
+ */
+static ssize_t
+kernel_read_page(struct snapshot *s, void *buf)
+{
+	size_t off = 0;
+
+	while (off < s->page_size) {
+		ssize_t k = read(to_kernel(s)->fd, (uint8_t *)buf + off,
+				 s->page_size - off);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return off == 0 ? 0 : -EIO;
+		off += (size_t)k;
+	}
+	return (ssize_t)off;
+}
+
+/* write() returns 0 once the kernel has every page of the image. */
+static ssize_t
+kernel_write_page(struct snapshot *s, const void *buf)
+{
+	size_t off = 0;
+
+	while (off < s->page_size) {
+		ssize_t k = write(to_kernel(s)->fd, (const uint8_t *)buf + off,
+				  s->page_size - off);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return off == 0 ? 0 : -EIO;
+		off += (size_t)k;
+	}
+	s->pages_written++;
+	return (ssize_t)off;
+}
+
+static int
+kernel_atomic_restore(struct snapshot *s)
+{
+	int r = kernel_ioctl(s, SNAPSHOT_ATOMIC_RESTORE, 0);
+
+	if (r == -EPERM)
+		log_error("the kernel refused to restore: the image it was given is incomplete, or tasks are not frozen");
+	return r;
+}
+
+static int
+kernel_free_image(struct snapshot *s)
+{
+	return kernel_ioctl(s, SNAPSHOT_FREE, 0);
+}
+
+static int
+kernel_platform_support(struct snapshot *s, bool on)
+{
+	int r = kernel_ioctl(s, SNAPSHOT_PLATFORM_SUPPORT, on ? 1 : 0);
+
+	if (r >= 0)
+		to_kernel(s)->platform = on;
+	return r;
+}
+
+/*
+ * SNAPSHOT_POWER_OFF enters the platform's hibernation state (ACPI S4)
+ * and does nothing at all without platform support, so when it comes
+ * back the machine is switched off the plain way.
+ */
+static int
+kernel_power_off(struct snapshot *s)
+{
+	int r = kernel_ioctl(s, SNAPSHOT_POWER_OFF, 0);
+
+	if (r < 0 && to_kernel(s)->platform)
+		log_warning_errno(r, "platform power-off failed, powering off directly: %m");
+	sync();
+	if (reboot(RB_POWER_OFF) < 0)
+		return -errno;
+	return 0;
+}
+
+static int
+kernel_set_swap_area(struct snapshot *s, uint32_t dev, uint64_t offset)
+{
+	struct resume_swap_area area;
+
+	if (offset > INT64_MAX)
+		return -EINVAL;
+	memset(&area, 0, sizeof(area));
+	area.offset = (__kernel_loff_t)offset;
+	area.dev = dev;
+	if (ioctl(to_kernel(s)->fd, SNAPSHOT_SET_SWAP_AREA, &area) < 0)
+		return -errno;
+	return 0;
+}
+
+static int64_t
+kernel_loff_ioctl(struct snapshot *s, unsigned long req)
+{
+	__kernel_loff_t v = 0;
+
+	if (ioctl(to_kernel(s)->fd, req, &v) < 0)
+		return -errno;
+	if (v < 0)
+		return -EIO;
+	return v;
+}
+
+static int64_t
+kernel_avail_swap(struct snapshot *s)
+{
+	return kernel_loff_ioctl(s, SNAPSHOT_AVAIL_SWAP_SIZE);
+}
+
+static int64_t
+kernel_alloc_swap_page(struct snapshot *s)
+{
+	return kernel_loff_ioctl(s, SNAPSHOT_ALLOC_SWAP_PAGE);
+}
+
+static int
+kernel_free_swap_pages(struct snapshot *s)
+{
+	return kernel_ioctl(s, SNAPSHOT_FREE_SWAP_PAGES, 0);
+}
+
+static void
+kernel_close(struct snapshot *s)
+{
+	struct kernel_snapshot *k = to_kernel(s);
+
+	if (k->fd >= 0)
+		close(k->fd);
+	/* torpord lives on after the cycle: do not keep its heap pinned. */
+	if (k->locked)
+		munlockall();
+	free(k);
+}
+
+static const struct snapshot_ops kernel_ops = {
+	.freeze = kernel_freeze,
+	.unfreeze = kernel_unfreeze,
+	.pref_image_size = kernel_pref_image_size,
+	.create_image = kernel_create_image,
+	.image_size = kernel_image_size,
+	.read_page = kernel_read_page,
+	.write_page = kernel_write_page,
+	.atomic_restore = kernel_atomic_restore,
+	.free_image = kernel_free_image,
+	.platform_support = kernel_platform_support,
+	.power_off = kernel_power_off,
+	.set_swap_area = kernel_set_swap_area,
+	.avail_swap = kernel_avail_swap,
+	.alloc_swap_page = kernel_alloc_swap_page,
+	.free_swap_pages = kernel_free_swap_pages,
+	.close = kernel_close,
+};
+
+static ssize_t
+read_small_file(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	do
+		n = read(fd, buf, size - 1);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		n = -errno;
+	else
+		buf[n] = '\0';
+	close(fd);
+	return n;
+}
+
+/* `word` as a whole space-separated word of s. */
+static bool
+has_word(const char *s, const char *word)
+{
+	size_t len = strlen(word);
+	const char *p = s;
+
+	while ((p = strstr(p, word))) {
+		bool start = p == s || p[-1] == ' ';
+		char end = p[len];
+
+		if (start && (end == '\0' || end == ' ' || end == '\n'))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+const char *
+snapshot_kernel_eperm_reason(const char *lockdown_path,
+			     const char *cmdline_path, char *buf, size_t size)
+{
+	char text[4096];
+
+	if (read_small_file(lockdown_path, text, sizeof(text)) > 0) {
+		const char *mode = NULL;
+
+		if (strstr(text, "[integrity]"))
+			mode = "integrity";
+		else if (strstr(text, "[confidentiality]"))
+			mode = "confidentiality";
+		if (mode) {
+			snprintf(buf, size, "hibernation is disabled by kernel lockdown (%s mode, usually because of Secure Boot)",
+				 mode);
+			return buf;
+		}
+	}
+	if (read_small_file(cmdline_path, text, sizeof(text)) > 0 &&
+	    (has_word(text, "nohibernate") || has_word(text, "hibernate=no"))) {
+		snprintf(buf, size, "hibernation is disabled by 'nohibernate' on the kernel command line");
+		return buf;
+	}
+	snprintf(buf, size, "hibernation is unavailable (secretmem in use, or not permitted)");
+	return buf;
+}
+
+static int
+explain_open_error(int r, const char *path)
+{
+	char why[256];
+
+	switch (r) {
+	case -EPERM:
+		return log_error_errno(r, "cannot open %s: %s", path,
+				       snapshot_kernel_eperm_reason("/sys/kernel/security/lockdown",
+								    "/proc/cmdline",
+								    why, sizeof(why)));
+	case -EACCES:
+		return log_error_errno(r, "cannot open %s: %m (hibernation needs root)", path);
+	case -EBUSY:
+		return log_error_errno(r, "cannot open %s: another program has the snapshot device open", path);
+	case -ENOENT:
+		return log_error_errno(r, "cannot open %s: no snapshot device (a kernel without CONFIG_HIBERNATION_SNAPSHOT_DEV, or the wrong path)", path);
+	case -ENODEV:
+	case -ENXIO:
+		return log_error_errno(r, "cannot open %s: no snapshot device behind it (kernel without CONFIG_HIBERNATION_SNAPSHOT_DEV?)", path);
+	default:
+		return log_error_errno(r, "cannot open %s: %m", path);
+	}
+}
+
+/*
+ * Open the snapshot device at path: O_RDONLY to hibernate, O_WRONLY to
+ * resume (O_RDWR is refused by the kernel).  In hibernate mode all our
+ * memory is locked once the device is open: the device is opened first
+ * so that a missing or refused device is reported as such, not as a
+ * failed mlockall(); the lock is in place long before SNAPSHOT_FREEZE.
+ */
+int
+snapshot_kernel_open(const char *path, enum snapshot_mode mode,
+		     struct snapshot **ret)
+{
+	struct kernel_snapshot *k;
+	long page_size;
+	int fd, r;
+
+	page_size = sysconf(_SC_PAGESIZE);
+	if (page_size <= 0)
+		return -EINVAL;
+
+	fd = open(path, (mode == SNAPSHOT_MODE_HIBERNATE ? O_RDONLY : O_WRONLY) |
+		  O_CLOEXEC);
+	if (fd < 0)
+		return explain_open_error(-errno, path);
+
+	k = calloc(1, sizeof(*k));
+	if (!k) {
+		close(fd);
+		return -ENOMEM;
+	}
+	k->fd = fd;
+	k->s.ops = &kernel_ops;
+	k->s.kind = TORPOR_SNAPSHOT_KERNEL;
+	k->s.mode = mode;
+	k->s.page_size = (size_t)page_size;
+
+	if (mode == SNAPSHOT_MODE_HIBERNATE) {
+		if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0) {
+			r = log_error_errno(-errno, "cannot lock torpor's memory (mlockall): %m");
+			kernel_close(&k->s);
+			return r;
+		}
+		k->locked = true;
+	}
+	*ret = &k->s;
+	return 0;
+}

@@ -1,0 +1,991 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The simulated snapshot device.  It hands out a deterministic synthetic
+ * memory image ("sim:SIZE[:SEED]") with a mix of pages like a real one
+ * (zero pages, machine code, text, incompressible data, heap) and at
+ * resume takes pages back the way /dev/snapshot does, comparing each one
+ * with the image it regenerates.  It needs no privileges, so the demo,
+ * the tests and the benchmarks run on it.
+ *
+ * Every page is a function of (seed, page number) alone, so the resume
+ * side can check any page in O(page) without having kept the image, and
+ * the generator can stream gigabytes without holding them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "snapshot-internal.h"
+#include "snapshot.h"
+
+/* Runs of one kind never cross a block of this many data pages. */
+#define RUN_BLOCK	64
+
+/* ------------------------------------------------------------------ */
+/* PRNG: xoshiro256** seeded through splitmix64, both public domain.   */
+
+struct rng {
+	uint64_t s[4];
+};
+
+static inline uint64_t
+rotl64(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static inline uint64_t
+splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+enum rng_domain {
+	DOMAIN_LAYOUT = 1,
+	DOMAIN_PAGE = 2,
+	DOMAIN_CODE_LIB = 3,
+	DOMAIN_TEXT_LIB = 4,
+};
+
+static void
+rng_seed(struct rng *r, uint64_t seed, uint64_t index, enum rng_domain d)
+{
+	uint64_t x = seed;
+	uint64_t k = splitmix64(&x);
+
+	/* Mix the index and domain through splitmix64 again so that
+	 * neighbouring pages get unrelated states. */
+	x = k ^ (index * UINT64_C(0xD1B54A32D192ED03)) ^
+	    ((uint64_t)d << 60);
+	r->s[0] = splitmix64(&x);
+	r->s[1] = splitmix64(&x);
+	r->s[2] = splitmix64(&x);
+	r->s[3] = splitmix64(&x);
+}
+
+static inline uint64_t
+rng_next(struct rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t result = rotl64(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl64(s[3], 45);
+	return result;
+}
+
+/* ------------------------------------------------------------------ */
+/* Which kind each page is.                                            */
+
+/*
+ * Share of data pages of each kind, in percent.  Tuned so that LZO1X-1
+ * keeps about 37 % of the image, as it does on real memory images; see
+ * the unit test and the benchmark for the measured figures.
+ */
+static const struct {
+	enum sim_page_kind kind;
+	unsigned percent;
+} kind_mix[] = {
+	{ SIM_PAGE_ZERO, 30 },
+	{ SIM_PAGE_CODE, 14 },
+	{ SIM_PAGE_TEXT, 16 },
+	{ SIM_PAGE_RANDOM, 14 },
+	{ SIM_PAGE_HEAP, 26 },
+};
+
+const char *
+sim_page_kind_name(enum sim_page_kind kind)
+{
+	static const char *const names[SIM_PAGE_KIND_MAX] = {
+		[SIM_PAGE_HEADER] = "header",
+		[SIM_PAGE_ZERO] = "zero",
+		[SIM_PAGE_CODE] = "code",
+		[SIM_PAGE_TEXT] = "text",
+		[SIM_PAGE_RANDOM] = "random",
+		[SIM_PAGE_HEAP] = "heap",
+	};
+
+	if ((unsigned)kind >= SIM_PAGE_KIND_MAX)
+		return "?";
+	return names[kind];
+}
+
+static enum sim_page_kind
+pick_kind(uint32_t v)
+{
+	/* v * 100 / 2^32 is uniform in [0, 100). */
+	unsigned pct = (unsigned)(((uint64_t)v * 100) >> 32);
+	unsigned acc = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(kind_mix) / sizeof(kind_mix[0]); i++) {
+		acc += kind_mix[i].percent;
+		if (pct < acc)
+			return kind_mix[i].kind;
+	}
+	return SIM_PAGE_ZERO;
+}
+
+/* The kinds of the data pages 1 + block * RUN_BLOCK ... */
+static void
+block_layout(uint64_t seed, uint64_t block, uint8_t kinds[RUN_BLOCK])
+{
+	struct rng r;
+	unsigned j = 0;
+
+	rng_seed(&r, seed, block, DOMAIN_LAYOUT);
+	while (j < RUN_BLOCK) {
+		uint64_t v = rng_next(&r);
+		enum sim_page_kind kind = pick_kind((uint32_t)(v >> 32));
+		unsigned a = (unsigned)(v & 63), b = (unsigned)((v >> 6) & 63);
+		/* 1..64 pages, short runs more likely than long ones. */
+		unsigned len = 1 + a * b / 63;
+
+		while (len-- && j < RUN_BLOCK)
+			kinds[j++] = (uint8_t)kind;
+	}
+}
+
+enum sim_page_kind
+sim_page_kind(uint64_t seed, uint64_t page)
+{
+	uint8_t kinds[RUN_BLOCK];
+
+	if (page == 0)
+		return SIM_PAGE_HEADER;
+	block_layout(seed, (page - 1) / RUN_BLOCK, kinds);
+	return (enum sim_page_kind)kinds[(page - 1) % RUN_BLOCK];
+}
+
+/* ------------------------------------------------------------------ */
+/* Page contents.  Each generator fills exactly SIM_PAGE_SIZE bytes.   */
+
+static void
+gen_random(struct rng *r, uint8_t *p)
+{
+	size_t i;
+
+	for (i = 0; i < SIM_PAGE_SIZE; i += 8) {
+		uint64_t v = rng_next(r);
+
+		memcpy(p + i, &v, 8);
+	}
+}
+
+/*
+ * Text: words of a small vocabulary separated by spaces, commas, full
+ * stops and line breaks, with the odd number.  Words sit in 16-byte slots
+ * so that one fixed-size copy places any of them.
+ */
+struct word {
+	char s[16];
+	uint8_t len;
+};
+#define W(x) { x, sizeof(x) - 1 }
+static const struct word vocabulary[64] = {
+	W("the"), W("of"), W("and"), W("to"),
+	W("in"), W("is"), W("that"), W("for"),
+	W("it"), W("with"), W("as"), W("was"),
+	W("on"), W("be"), W("at"), W("by"),
+	W("this"), W("from"), W("or"), W("an"),
+	W("are"), W("not"), W("but"), W("have"),
+	W("which"), W("they"), W("you"), W("were"),
+	W("all"), W("one"), W("can"), W("there"),
+	W("error"), W("file"), W("user"), W("system"),
+	W("memory"), W("page"), W("kernel"), W("device"),
+	W("value"), W("return"), W("string"), W("number"),
+	W("started"), W("service"), W("network"), W("process"),
+	W("session"), W("config"), W("default"), W("version"),
+	W("update"), W("window"), W("request"), W("message"),
+	W("server"), W("client"), W("option"), W("module"),
+	W("buffer"), W("thread"), W("status"), W("time"),
+};
+#undef W
+
+/*
+ * A phrase of the image's text library: 2..9 words.  Real text repeats
+ * itself in phrases rather than in single words, which is what gives
+ * compressors their long matches.
+ */
+#define TEXT_PHRASES	512
+
+static size_t
+text_phrase(uint64_t seed, unsigned k, uint8_t *out)
+{
+	struct rng r;
+	uint64_t v;
+	unsigned n, i;
+	size_t pos = 0;
+
+	rng_seed(&r, seed, k, DOMAIN_TEXT_LIB);
+	v = rng_next(&r);
+	n = 2 + (unsigned)(v & 7);
+	v >>= 3;
+	for (i = 0; i < n; i++) {
+		unsigned w = (unsigned)(v & 63);
+
+		v >>= 6;
+		memcpy(out + pos, vocabulary[w].s, 16);
+		pos += vocabulary[w].len;
+		out[pos++] = ' ';
+	}
+	return pos - 1;
+}
+
+static void
+gen_text(struct rng *r, uint64_t seed, uint8_t *p)
+{
+	static const char seps[8][2] = {
+		" ", " ", " ", ", ", ", ", ". ", ".\n", "\n",
+	};
+	static const uint8_t sep_len[8] = { 1, 1, 1, 2, 2, 2, 2, 1 };
+	uint8_t buf[SIM_PAGE_SIZE + 256];
+	size_t pos = 0;
+
+	while (pos < SIM_PAGE_SIZE) {
+		uint64_t v = rng_next(r);
+		unsigned s = (unsigned)((v >> 3) & 7);
+
+		if ((v & 7) < 5) {
+			pos += text_phrase(seed, (unsigned)(v >> 6) % TEXT_PHRASES,
+					   buf + pos);
+		} else if ((v & 7) < 7) {
+			unsigned w = (unsigned)((v >> 6) & 63);
+
+			memcpy(buf + pos, vocabulary[w].s, 16);
+			pos += vocabulary[w].len;
+		} else {
+			/* A number, as in logs and tables. */
+			unsigned num = (unsigned)((v >> 6) & 0xfffff), i;
+
+			for (i = 0; i < 6; i++, num /= 10)
+				buf[pos++] = (uint8_t)('0' + num % 10);
+		}
+		memcpy(buf + pos, seps[s], 2);
+		pos += sep_len[s];
+	}
+	memcpy(p, buf, SIM_PAGE_SIZE);
+}
+
+/*
+ * Machine code: x86-64 instruction encodings with random operands, and
+ * int3 padding to 16 bytes after every return, as compilers emit.
+ * Random bits go where mask is set (displacements and immediates only
+ * ever need the low seven bytes).
+ */
+struct insn {
+	uint8_t len;
+	bool ret;
+	uint8_t bytes[16];
+	uint8_t mask[8];
+};
+
+static const struct insn insns[32] = {
+	{ 1, false, { 0x55 }, { 0 } },					/* push rbp */
+	{ 3, false, { 0x48, 0x89, 0xe5 }, { 0 } },			/* mov rbp,rsp */
+	{ 2, false, { 0x41, 0x54 }, { 0, 0x03 } },			/* push r12..r15 */
+	{ 4, false, { 0x48, 0x83, 0xec }, { 0, 0, 0, 0x78 } },		/* sub rsp,imm8 */
+	{ 4, false, { 0x48, 0x8b, 0x45 }, { 0, 0, 0, 0xf8 } },		/* mov rax,[rbp+d8] */
+	{ 4, false, { 0x48, 0x89, 0x45 }, { 0, 0, 0, 0xf8 } },		/* mov [rbp+d8],rax */
+	{ 3, false, { 0x8b, 0x45 }, { 0, 0, 0xfc } },			/* mov eax,[rbp+d8] */
+	{ 3, false, { 0x89, 0x45 }, { 0, 0, 0xfc } },			/* mov [rbp+d8],eax */
+	{ 4, false, { 0x48, 0x8b, 0x7d }, { 0, 0, 0, 0xf8 } },		/* mov rdi,[rbp+d8] */
+	{ 3, false, { 0x48, 0x89, 0xc7 }, { 0, 0, 0x07 } },		/* mov rdi,reg */
+	{ 3, false, { 0x4c, 0x89, 0xe6 }, { 0, 0, 0x09 } },		/* mov rsi,r12.. */
+	{ 5, false, { 0xe8, 0x00, 0x00 }, { 0, 0xff, 0xff, 0x01 } },	/* call rel32 */
+	{ 5, false, { 0xe8, 0x00, 0x00, 0xff, 0xff }, { 0, 0xff, 0xff, 0x00 } }, /* call back */
+	{ 7, false, { 0x48, 0x8d, 0x3d }, { 0, 0, 0, 0xff, 0xff, 0x03 } },	/* lea rdi,[rip+d32] */
+	{ 7, false, { 0x48, 0x8b, 0x05 }, { 0, 0, 0, 0xff, 0xff, 0x03 } },	/* mov rax,[rip+d32] */
+	{ 2, false, { 0x85, 0xc0 }, { 0, 0x09 } },			/* test eax,eax */
+	{ 3, false, { 0x48, 0x85, 0xc0 }, { 0, 0, 0x09 } },		/* test rax,rax */
+	{ 2, false, { 0x74 }, { 0, 0x3f } },				/* je rel8 */
+	{ 2, false, { 0x75 }, { 0, 0x3f } },				/* jne rel8 */
+	{ 6, false, { 0x0f, 0x84 }, { 0, 0, 0xff, 0x03 } },		/* je rel32 */
+	{ 2, false, { 0xeb }, { 0, 0x7f } },				/* jmp rel8 */
+	{ 2, false, { 0x31, 0xc0 }, { 0 } },				/* xor eax,eax */
+	{ 5, false, { 0xb8 }, { 0, 0x1f } },				/* mov eax,imm32 */
+	{ 4, false, { 0x48, 0x83, 0xc4 }, { 0, 0, 0, 0x78 } },		/* add rsp,imm8 */
+	{ 7, true, { 0x5b, 0x5d, 0x41, 0x5c, 0x41, 0x5d, 0xc3 }, { 0 } }, /* pops; ret */
+	{ 1, true, { 0xc3 }, { 0 } },					/* ret */
+	{ 5, false, { 0x0f, 0x1f, 0x44, 0x00, 0x00 }, { 0 } },		/* nopl */
+	{ 4, false, { 0x48, 0x8b, 0x43 }, { 0, 0, 0, 0x38 } },		/* mov rax,[rbx+d8] */
+	{ 4, false, { 0x48, 0x89, 0x43 }, { 0, 0, 0, 0x38 } },		/* mov [rbx+d8],rax */
+	{ 3, false, { 0x83, 0xf8 }, { 0, 0, 0x1f } },			/* cmp eax,imm8 */
+	{ 6, false, { 0xff, 0x15 }, { 0, 0, 0xff, 0x0f } },		/* call [rip+d32] */
+	{ 4, false, { 0x0f, 0xb6, 0x45 }, { 0, 0, 0, 0xff } },		/* movzx eax,[rbp+d8] */
+};
+
+/*
+ * A function of the image's code library: instructions from the table
+ * above, a return, int3 padding to 16 bytes.  Pages of code are these
+ * functions one after the other with some call targets relocated, so the
+ * same sequences recur across pages as in mapped binaries.
+ */
+#define CODE_FUNCTIONS	384
+#define CODE_FN_MAX	(48 + 255 + 16 + 8 + 16)
+
+static size_t
+code_function(uint64_t seed, unsigned k, uint8_t *out)
+{
+	struct rng r;
+	size_t pos = 0, len;
+
+	rng_seed(&r, seed, k, DOMAIN_CODE_LIB);
+	len = 48 + (rng_next(&r) & 255);
+	while (pos < len) {
+		uint64_t v = rng_next(&r);
+		unsigned t = (unsigned)(v & 31);
+		uint64_t lo, mask;
+
+		if (insns[t].ret)
+			continue;
+		memcpy(&lo, insns[t].bytes, 8);
+		memcpy(&mask, insns[t].mask, 8);
+		lo = (lo & ~mask) | ((v >> 5) & mask);
+		memcpy(out + pos, &lo, 8);
+		memcpy(out + pos + 8, insns[t].bytes + 8, 8);
+		pos += insns[t].len;
+	}
+	memcpy(out + pos, insns[24].bytes, 16);
+	pos += insns[24].len;
+	memset(out + pos, 0xcc, 16);
+	return (pos + 15) & ~(size_t)15;
+}
+
+static void
+gen_code(struct rng *r, uint64_t seed, uint8_t *p)
+{
+	uint8_t fn[CODE_FN_MAX];
+	size_t pos = 0;
+
+	while (pos < SIM_PAGE_SIZE) {
+		uint64_t v = rng_next(r);
+		size_t len = code_function(seed, (unsigned)(v & 0xffff) % CODE_FUNCTIONS, fn);
+		size_t n = len < SIM_PAGE_SIZE - pos ? len : SIM_PAGE_SIZE - pos;
+
+		/* Relocate one call target. */
+		if (len > 8 && (v & 0x10000)) {
+			uint32_t rel = (uint32_t)(v >> 32);
+
+			memcpy(fn + (v >> 17) % (len - 8), &rel, 4);
+		}
+		memcpy(p + pos, fn, n);
+		pos += n;
+	}
+}
+
+/*
+ * Heap: 16-byte malloc slots holding chunk headers, pointers into the
+ * same arena, small integers, reference counts, short strings and the
+ * zeros between them.
+ */
+static void
+gen_heap(struct rng *r, uint64_t seed, uint8_t *p)
+{
+	/* One arena per image: pointers share their high bytes. */
+	uint64_t arena = UINT64_C(0x0000550000000000) |
+			 ((seed * UINT64_C(0x9E3779B1) & 0xfff) << 28);
+	size_t pos;
+
+	for (pos = 0; pos < SIM_PAGE_SIZE; pos += 16) {
+		uint64_t v = rng_next(r);
+		uint64_t w[2];
+
+		switch (v & 7) {
+		case 0:
+		case 1:
+			w[0] = 0;
+			w[1] = 0;
+			break;
+		case 2:		/* chunk header: prev_size, size | in use */
+			w[0] = 0;
+			w[1] = ((((v >> 3) & 7) + 2) << 4) | 1;
+			break;
+		case 3:		/* two pointers */
+			w[0] = arena | (((v >> 3) & 0xfffff) << 4);
+			w[1] = arena | (((v >> 23) & 0xfffff) << 4);
+			break;
+		case 4:		/* pointer, small count */
+			w[0] = arena | (((v >> 3) & 0xfffff) << 4);
+			w[1] = (v >> 40) & 0xff;
+			break;
+		case 5:		/* small ints */
+			w[0] = ((v >> 3) & 0xff) | (((v >> 11) & 0x3) << 32);
+			w[1] = ((v >> 13) & 0xf) << 32;
+			break;
+		case 6:		/* refcount, flags */
+			w[0] = 1 + ((v >> 3) & 3);
+			w[1] = (v >> 8) & 0x100;
+			break;
+		default:	/* a short string */
+			memcpy(w, vocabulary[(v >> 3) & 63].s, 16);
+			break;
+		}
+		memcpy(p + pos, w, 16);
+	}
+}
+
+static void
+generate_kind(uint64_t seed, uint64_t page, enum sim_page_kind kind,
+	      void *buf)
+{
+	struct rng r;
+
+	if (kind == SIM_PAGE_ZERO) {
+		memset(buf, 0, SIM_PAGE_SIZE);
+		return;
+	}
+	rng_seed(&r, seed, page, DOMAIN_PAGE);
+	switch (kind) {
+	case SIM_PAGE_CODE:
+		gen_code(&r, seed, buf);
+		break;
+	case SIM_PAGE_TEXT:
+		gen_text(&r, seed, buf);
+		break;
+	case SIM_PAGE_HEAP:
+		gen_heap(&r, seed, buf);
+		break;
+	default:
+		gen_random(&r, buf);
+		break;
+	}
+}
+
+void
+sim_generate_page(uint64_t seed, uint64_t page, void *buf)
+{
+	generate_kind(seed, page, sim_page_kind(seed, page), buf);
+}
+
+/* ------------------------------------------------------------------ */
+/* The header page.                                                    */
+
+static void
+put_u64(uint8_t *p, size_t off, uint64_t v)
+{
+	memcpy(p + off, &v, sizeof(v));
+}
+
+static void
+put_u32(uint8_t *p, size_t off, uint32_t v)
+{
+	memcpy(p + off, &v, sizeof(v));
+}
+
+static void
+put_str(uint8_t *p, size_t off, const char *s)
+{
+	size_t len = strnlen(s, SWSUSP_UTS_LEN - 1);
+
+	memcpy(p + off, s, len);
+}
+
+/* LINUX_VERSION_CODE of a release such as "6.1.0-18-amd64". */
+static uint32_t
+version_code_of(const char *release)
+{
+	unsigned a = 0, b = 0, c = 0;
+
+	if (sscanf(release, "%u.%u.%u", &a, &b, &c) < 2)
+		return 0;
+	return (a << 16) + (b << 8) + (c > 255 ? 255 : c);
+}
+
+void
+sim_generate_header(uint64_t seed, uint64_t size, const char *release,
+		    void *buf)
+{
+	uint64_t pages = size / SIM_PAGE_SIZE;
+	uint8_t *p = buf;
+
+	memset(p, 0, SIM_PAGE_SIZE);
+	put_str(p, SWSUSP_OFF_SYSNAME, "Linux");
+	put_str(p, SWSUSP_OFF_NODENAME, "torpor-sim");
+	put_str(p, SWSUSP_OFF_RELEASE, release);
+	put_str(p, SWSUSP_OFF_VERSION, "#1 SMP torpor-sim");
+	put_str(p, SWSUSP_OFF_MACHINE, "x86_64");
+	put_str(p, SWSUSP_OFF_DOMAINNAME, "(none)");
+	put_u32(p, SWSUSP_OFF_VERSION_CODE, version_code_of(release));
+	put_u64(p, SWSUSP_OFF_NUM_PHYSPAGES, 2 * pages);
+	put_u32(p, SWSUSP_OFF_CPUS, 2);
+	put_u64(p, SWSUSP_OFF_IMAGE_PAGES, pages - 1);
+	put_u64(p, SWSUSP_OFF_PAGES, pages);
+	put_u64(p, SWSUSP_OFF_SIZE, size);
+
+	memcpy(p + SIM_OFF_TRAILER, SIM_MAGIC, sizeof(SIM_MAGIC));
+	put_u32(p, SIM_OFF_FORMAT, SIM_FORMAT_VERSION);
+	put_u32(p, SIM_OFF_PAGE_SIZE, SIM_PAGE_SIZE);
+	put_u64(p, SIM_OFF_SEED, seed);
+	put_u64(p, SIM_OFF_BYTES, size);
+}
+
+/* ------------------------------------------------------------------ */
+/* The spec.                                                           */
+
+static int
+parse_u64(const char *s, const char **ret_end, uint64_t *ret)
+{
+	uint64_t v = 0;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*ret_end = p;
+	*ret = v;
+	return 0;
+}
+
+int
+sim_parse_spec(const char *spec, uint64_t *ret_size, uint64_t *ret_seed,
+	       bool *ret_named)
+{
+	uint64_t size, seed = SIM_DEFAULT_SEED;
+	const char *p;
+	unsigned shift = 0;
+
+	if (!spec || strncmp(spec, "sim", 3) != 0)
+		return -EINVAL;
+	if (spec[3] == '\0') {
+		*ret_size = SIM_DEFAULT_SIZE;
+		*ret_seed = SIM_DEFAULT_SEED;
+		*ret_named = false;
+		return 0;
+	}
+	if (spec[3] != ':')
+		return -EINVAL;
+	if (parse_u64(spec + 4, &p, &size) < 0)
+		return -EINVAL;
+	switch (*p) {
+	case 'K': case 'k': shift = 10; p++; break;
+	case 'M': case 'm': shift = 20; p++; break;
+	case 'G': case 'g': shift = 30; p++; break;
+	case 'T': case 't': shift = 40; p++; break;
+	}
+	if (shift && size > (UINT64_MAX >> shift))
+		return -EINVAL;
+	size <<= shift;
+	if (size == 0 || size % SIM_PAGE_SIZE)
+		return -EINVAL;
+	if (*p == ':') {
+		if (parse_u64(p + 1, &p, &seed) < 0)
+			return -EINVAL;
+	}
+	if (*p != '\0')
+		return -EINVAL;
+	*ret_size = size;
+	*ret_seed = seed;
+	*ret_named = true;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The device.                                                         */
+
+struct sim_snapshot {
+	struct snapshot s;	/* first: the ops get a struct snapshot * */
+	uint64_t size, seed, pages;
+	bool named;		/* the spec gave SIZE (and SEED) */
+	char release[SWSUSP_UTS_LEN];
+
+	bool frozen;
+	/* hibernate */
+	bool ready;		/* an image was created and not freed */
+	bool resumed;		/* powered off: the next create_image is the
+				 * one that returns in the "resumed" system */
+	uint64_t next_read;
+	/* resume */
+	bool header_seen;
+	bool refused;		/* a page was refused: take no more */
+	bool mismatch;
+	uint64_t mismatch_page;
+	uint64_t next_write;
+
+	uint64_t cached_block;
+	bool have_block;
+	uint8_t kinds[RUN_BLOCK];
+	uint8_t *scratch;	/* one page */
+};
+
+static const struct snapshot_ops sim_ops;
+
+static struct sim_snapshot *
+to_sim(struct snapshot *s)
+{
+	return (struct sim_snapshot *)s;
+}
+
+/* Page `page` of this image into buf, reusing the run layout. */
+static void
+sim_fill(struct sim_snapshot *m, uint64_t page, void *buf)
+{
+	uint64_t block;
+
+	if (page == 0) {
+		sim_generate_header(m->seed, m->size, m->release, buf);
+		return;
+	}
+	block = (page - 1) / RUN_BLOCK;
+	if (!m->have_block || m->cached_block != block) {
+		block_layout(m->seed, block, m->kinds);
+		m->cached_block = block;
+		m->have_block = true;
+	}
+	generate_kind(m->seed, page,
+		      (enum sim_page_kind)m->kinds[(page - 1) % RUN_BLOCK], buf);
+}
+
+static int
+sim_freeze(struct snapshot *s)
+{
+	to_sim(s)->frozen = true;
+	return 0;
+}
+
+/* Like the kernel: thawing with an image in memory is a no-op. */
+static int
+sim_unfreeze(struct snapshot *s)
+{
+	struct sim_snapshot *m = to_sim(s);
+
+	if (!m->ready)
+		m->frozen = false;
+	return 0;
+}
+
+static int
+sim_pref_image_size(struct snapshot *s, uint64_t bytes)
+{
+	return 0;
+}
+
+/*
+ * The kernel refuses CREATE_IMAGE unless it is the hibernate side, tasks
+ * are frozen and no image exists yet; after power_off() the call
+ * "returns again" in the resumed system, with in_suspend = 0.
+ */
+static int
+sim_create_image(struct snapshot *s, int *in_suspend)
+{
+	struct sim_snapshot *m = to_sim(s);
+
+	if (s->mode != SNAPSHOT_MODE_HIBERNATE || !m->frozen)
+		return -EPERM;
+	if (m->resumed) {
+		m->resumed = false;
+		m->ready = true;
+		*in_suspend = 0;
+		return 0;
+	}
+	if (m->ready)
+		return -EPERM;
+	m->ready = true;
+	m->next_read = 0;
+	*in_suspend = 1;
+	return 0;
+}
+
+static int
+sim_image_size(struct snapshot *s, uint64_t *ret)
+{
+	struct sim_snapshot *m = to_sim(s);
+
+	if (s->mode != SNAPSHOT_MODE_HIBERNATE || !m->ready)
+		return -ENODATA;
+	*ret = m->size;
+	return 0;
+}
+
+static ssize_t
+sim_read_page(struct snapshot *s, void *buf)
+{
+	struct sim_snapshot *m = to_sim(s);
+
+	if (s->mode != SNAPSHOT_MODE_HIBERNATE)
+		return -EBADF;
+	if (!m->ready)
+		return -ENODATA;
+	if (m->next_read >= m->pages)
+		return 0;
+	sim_fill(m, m->next_read++, buf);
+	return SIM_PAGE_SIZE;
+}
+
+static void
+remember_mismatch(struct sim_snapshot *m, uint64_t page)
+{
+	if (m->mismatch)
+		return;
+	m->mismatch = true;
+	m->mismatch_page = page;
+	log_error("page %" PRIu64 " differs from the simulated image", page);
+}
+
+/*
+ * The header tells the resume side which image to expect.  Refusals are
+ * -EPERM with the kernel's "Image mismatch" wording where it has one.
+ */
+static int
+sim_take_header(struct sim_snapshot *m, const uint8_t *p)
+{
+	struct snapshot_info info;
+	uint64_t seed, size;
+	uint32_t format, page_size;
+
+	if (snapshot_parse_info(p, SIM_PAGE_SIZE, &info) < 0 ||
+	    memcmp(p + SIM_OFF_TRAILER, SIM_MAGIC, sizeof(SIM_MAGIC)) != 0) {
+		log_error("the first page is not the header of a simulated image; refusing it");
+		return -EPERM;
+	}
+	memcpy(&format, p + SIM_OFF_FORMAT, sizeof(format));
+	memcpy(&page_size, p + SIM_OFF_PAGE_SIZE, sizeof(page_size));
+	memcpy(&seed, p + SIM_OFF_SEED, sizeof(seed));
+	memcpy(&size, p + SIM_OFF_BYTES, sizeof(size));
+	if (format != SIM_FORMAT_VERSION || page_size != SIM_PAGE_SIZE ||
+	    size != info.size || info.pages != size / SIM_PAGE_SIZE) {
+		log_error("Image mismatch: unknown simulated image format %" PRIu32 " (page size %" PRIu32 ")",
+			  format, page_size);
+		return -EPERM;
+	}
+	if (m->named && (size != m->size || seed != m->seed)) {
+		log_error("Image mismatch: the image is sim:%" PRIu64 ":%" PRIu64 ", this device is sim:%" PRIu64 ":%" PRIu64,
+			  size, seed, m->size, m->seed);
+		return -EPERM;
+	}
+	if (strcmp(info.release, m->release) != 0) {
+		log_error("Image mismatch: kernel release (image %s, running %s)",
+			  info.release, m->release);
+		return -EPERM;
+	}
+	m->size = size;
+	m->seed = seed;
+	m->pages = info.pages;
+	m->have_block = false;
+	m->header_seen = true;
+	return 0;
+}
+
+/*
+ * Pages come back in order; each is compared with the page regenerated
+ * from (seed, number).  Like write() on /dev/snapshot: the page size when
+ * the page was taken, 0 once the image is complete, -EPERM when it was
+ * refused (and for every page after that).
+ */
+static ssize_t
+sim_write_page(struct snapshot *s, const void *buf)
+{
+	struct sim_snapshot *m = to_sim(s);
+	uint64_t page = m->next_write;
+	int r;
+
+	if (s->mode != SNAPSHOT_MODE_RESUME)
+		return -EBADF;
+	if (m->refused)
+		return -EPERM;
+	if (m->header_seen && page >= m->pages)
+		return 0;
+	if (page == 0) {
+		r = sim_take_header(m, buf);
+		if (r < 0) {
+			m->refused = true;
+			return r;
+		}
+	}
+	sim_fill(m, page, m->scratch);
+	if (memcmp(buf, m->scratch, SIM_PAGE_SIZE) != 0) {
+		remember_mismatch(m, page);
+		m->refused = true;
+		return -EPERM;
+	}
+	m->next_write++;
+	s->pages_written++;
+	s->pages_verified++;
+	return SIM_PAGE_SIZE;
+}
+
+static int
+sim_atomic_restore(struct snapshot *s)
+{
+	struct sim_snapshot *m = to_sim(s);
+
+	if (s->mode != SNAPSHOT_MODE_RESUME)
+		return -EPERM;
+	if (!m->frozen) {
+		log_error("refusing to restore: tasks are not frozen");
+		return -EPERM;
+	}
+	if (m->mismatch) {
+		log_error("refusing to restore: page %" PRIu64 " differs from the simulated image",
+			  m->mismatch_page);
+		return -EPERM;
+	}
+	if (!m->header_seen) {
+		log_error("refusing to restore: the image is incomplete (no valid header page was handed back)");
+		return -EPERM;
+	}
+	if (s->pages_verified < m->pages) {
+		log_error("refusing to restore: the image is incomplete, %" PRIu64 " of %" PRIu64 " pages missing",
+			  m->pages - s->pages_verified, m->pages);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int
+sim_free_image(struct snapshot *s)
+{
+	struct sim_snapshot *m = to_sim(s);
+
+	m->ready = false;
+	m->next_read = 0;
+	return 0;
+}
+
+static int
+sim_platform_support(struct snapshot *s, bool on)
+{
+	return 0;
+}
+
+/* Nothing to switch off: the image now counts as resumed. */
+static int
+sim_power_off(struct snapshot *s)
+{
+	struct sim_snapshot *m = to_sim(s);
+
+	if (s->mode != SNAPSHOT_MODE_HIBERNATE)
+		return -EPERM;
+	m->resumed = true;
+	m->ready = false;
+	return 0;
+}
+
+static int
+sim_set_swap_area(struct snapshot *s, uint32_t dev, uint64_t offset)
+{
+	return -EOPNOTSUPP;
+}
+
+static int64_t
+sim_avail_swap(struct snapshot *s)
+{
+	return -EOPNOTSUPP;
+}
+
+static int64_t
+sim_alloc_swap_page(struct snapshot *s)
+{
+	return -EOPNOTSUPP;
+}
+
+static int
+sim_free_swap_pages(struct snapshot *s)
+{
+	return -EOPNOTSUPP;
+}
+
+static void
+sim_close(struct snapshot *s)
+{
+	struct sim_snapshot *m = to_sim(s);
+
+	free(m->scratch);
+	free(m);
+}
+
+static const struct snapshot_ops sim_ops = {
+	.freeze = sim_freeze,
+	.unfreeze = sim_unfreeze,
+	.pref_image_size = sim_pref_image_size,
+	.create_image = sim_create_image,
+	.image_size = sim_image_size,
+	.read_page = sim_read_page,
+	.write_page = sim_write_page,
+	.atomic_restore = sim_atomic_restore,
+	.free_image = sim_free_image,
+	.platform_support = sim_platform_support,
+	.power_off = sim_power_off,
+	.set_swap_area = sim_set_swap_area,
+	.avail_swap = sim_avail_swap,
+	.alloc_swap_page = sim_alloc_swap_page,
+	.free_swap_pages = sim_free_swap_pages,
+	.close = sim_close,
+};
+
+int
+sim_first_mismatch(const struct snapshot *s, uint64_t *ret_page)
+{
+	const struct sim_snapshot *m = (const struct sim_snapshot *)s;
+
+	if (!s || s->ops != &sim_ops)
+		return -EINVAL;
+	if (!m->mismatch)
+		return 0;
+	if (ret_page)
+		*ret_page = m->mismatch_page;
+	return 1;
+}
+
+/*
+ * Open a simulated device.  In resume mode "sim" alone takes whatever
+ * simulated image its header describes; "sim:SIZE[:SEED]" insists on
+ * that one.  In hibernate mode "sim" alone is a 64 MiB image, seed 1.
+ */
+int
+snapshot_sim_open(const char *spec, enum snapshot_mode mode,
+		  struct snapshot **ret)
+{
+	struct sim_snapshot *m;
+	uint64_t size, seed;
+	bool named;
+	int r;
+
+	r = sim_parse_spec(spec, &size, &seed, &named);
+	if (r < 0)
+		return log_error_errno(r, "invalid simulated snapshot '%s': expected sim:SIZE[:SEED], SIZE a positive multiple of %d bytes (K, M, G suffixes), SEED a decimal number",
+				       spec, SIM_PAGE_SIZE);
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->scratch = malloc(SIM_PAGE_SIZE);
+	if (!m->scratch) {
+		free(m);
+		return -ENOMEM;
+	}
+	m->s.ops = &sim_ops;
+	m->s.kind = TORPOR_SNAPSHOT_SIM;
+	m->s.mode = mode;
+	m->s.page_size = SIM_PAGE_SIZE;
+	m->size = size;
+	m->seed = seed;
+	m->pages = size / SIM_PAGE_SIZE;
+	m->named = named;
+
+	r = snapshot_running_release(&m->s, m->release, sizeof(m->release));
+	if (r < 0) {
+		sim_close(&m->s);
+		return log_error_errno(r, "cannot tell the kernel release for the simulated image: %m");
+	}
+	*ret = &m->s;
+	return 0;
+}
