@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The crypt filter's file formats and the primitives built on libgcrypt,
+ * shared by the plugin (plugins/crypt/crypt.c), `torpor keygen`
+ * (src/torpor/keygen.c) and the unit tests.  doc/crypt.md describes every
+ * format byte by byte; a change here is a change there.
+ *
+ * Everything is static inline because the plugin is its own shared module
+ * and links nothing from the core, while keygen links no plugin: one header
+ * is the only way for both to agree on the formats without a third library.
+ */
+#ifndef TORPOR_CRYPT_FORMAT_H
+#define TORPOR_CRYPT_FORMAT_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <gcrypt.h>
+
+/* Sizes of the primitives. */
+#define CRYPT_KEY_SIZE 32		/* AES-256, X25519 scalars and points */
+#define CRYPT_NONCE_SIZE 12		/* GCM's 96-bit nonce */
+#define CRYPT_TAG_SIZE 16		/* GCM tag */
+#define CRYPT_DIGEST_SIZE 32		/* SHA-256 */
+#define CRYPT_SALT_SIZE 16		/* Argon2id salt */
+
+/* Oldest libgcrypt with Argon2 (gcry_kdf_open) and gcry_ecc_mul_point. */
+#define CRYPT_GCRYPT_MIN "1.10.0"
+
+/*
+ * Private key file (sealed mode), binary, CRYPT_SK_FILE_SIZE bytes:
+ *   0  magic "TORPORSK"
+ *   8  u8 version (1)
+ *   9  u8 kdf (1 = Argon2id)
+ *  10  u16 reserved, 0
+ *  12  u32 LE passes (Argon2 t)
+ *  16  u32 LE memory in KiB (Argon2 m)
+ *  20  u32 LE parallelism (Argon2 p)
+ *  24  salt[16]
+ *  40  public key[32] (X25519, in the clear: it is public)
+ *  72  nonce[12]
+ *  84  encrypted private scalar[32]
+ * 116  tag[16]
+ * The private scalar is sealed with AES-256-GCM under Argon2id(passphrase,
+ * salt, t, m, p), with bytes 0..72 as associated data, so a changed
+ * parameter or public key fails like a wrong passphrase would.
+ */
+#define CRYPT_SK_MAGIC "TORPORSK"
+#define CRYPT_SK_VERSION 1
+#define CRYPT_KDF_ARGON2ID 1
+#define CRYPT_SK_OFF_PASSES 12
+#define CRYPT_SK_OFF_MEMORY 16
+#define CRYPT_SK_OFF_PARALLEL 20
+#define CRYPT_SK_OFF_SALT 24
+#define CRYPT_SK_OFF_PUBLIC 40
+#define CRYPT_SK_OFF_NONCE 72
+#define CRYPT_SK_OFF_SEALED 84
+#define CRYPT_SK_OFF_TAG 116
+#define CRYPT_SK_FILE_SIZE 132
+
+/* Argon2id bounds accepted when reading a key file; keygen's defaults. */
+#define CRYPT_ARGON2_PASSES 4
+#define CRYPT_ARGON2_MEMORY_KIB (256u * 1024u)
+#define CRYPT_ARGON2_PARALLEL 1
+#define CRYPT_ARGON2_MAX_PASSES 64
+#define CRYPT_ARGON2_MAX_MEMORY_KIB (4u * 1024u * 1024u)
+#define CRYPT_ARGON2_MAX_PARALLEL 16
+
+/* Public key file: one text line, "torpor-crypt-x25519-v1 " + 64 hex. */
+#define CRYPT_PK_PREFIX "torpor-crypt-x25519-v1 "
+
+/* Key file (keyfile mode): exactly 32 raw bytes. */
+#define CRYPT_KEYFILE_SIZE CRYPT_KEY_SIZE
+
+/*
+ * Header blob (save_config), CRYPT_BLOB_SIZE bytes:
+ *   0  u8 version (1)
+ *   1  u8 mode (CRYPT_MODE_*)
+ *   2  u8 aead (1 = AES-256-GCM)
+ *   3  u8 reserved, 0
+ *   4  key id[32]: sealed: the recipient's public key;
+ *      keyfile: SHA-256("torpor-crypt keyfile id v1" || key)
+ *  36  wrap input[32]: sealed: the ephemeral X25519 public key;
+ *      keyfile: a random salt
+ *  68  wrapped data key[32] + tag[16] (AES-256-GCM under the KEK, zero
+ *      nonce, bytes 0..68 as associated data)
+ * 116  binding tag[32]: HMAC-SHA256 under the image's MAC key of
+ *      "torpor-crypt binding v1" || SHA-256(binding)
+ * 148
+ */
+#define CRYPT_BLOB_VERSION 1
+#define CRYPT_MODE_SEALED 1
+#define CRYPT_MODE_KEYFILE 2
+#define CRYPT_AEAD_AES256_GCM 1
+#define CRYPT_BLOB_OFF_KEY_ID 4
+#define CRYPT_BLOB_OFF_WRAP_IN 36
+#define CRYPT_BLOB_OFF_WRAPPED 68
+#define CRYPT_BLOB_OFF_BINDING 116
+#define CRYPT_BLOB_SIZE 148
+
+/* Associated data of every chunk; see crypt_chunk_aad(). */
+#define CRYPT_AAD_SIZE (CRYPT_DIGEST_SIZE + 8 + 4 + 4 + 8)
+
+/* HKDF "info" labels: one per derived key, so no two uses share one. */
+#define CRYPT_INFO_SEALED_WRAP "torpor-crypt v1 sealed wrap"
+#define CRYPT_INFO_KEYFILE_WRAP "torpor-crypt v1 keyfile wrap"
+#define CRYPT_INFO_CHUNK_KEY "torpor-crypt v1 chunk key"
+#define CRYPT_INFO_NONCE_PREFIX "torpor-crypt v1 nonce prefix"
+#define CRYPT_INFO_MAC_KEY "torpor-crypt v1 binding mac"
+#define CRYPT_KEYFILE_ID_LABEL "torpor-crypt keyfile id v1"
+#define CRYPT_BINDING_LABEL "torpor-crypt binding v1"
+
+static inline void
+crypt_put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint32_t
+crypt_get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 |
+	       (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline void
+crypt_put_be32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (24 - 8 * i));
+}
+
+static inline void
+crypt_put_be64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+
+/* Constant-time comparison, for tags and keys. */
+static inline bool
+crypt_equal(const void *a, const void *b, size_t len)
+{
+	const volatile uint8_t *x = a, *y = b;
+	uint8_t d = 0;
+
+	for (size_t i = 0; i < len; i++)
+		d |= x[i] ^ y[i];
+	return d == 0;
+}
+
+static inline int
+crypt_errno(gcry_error_t e)
+{
+	int r;
+
+	if (gcry_err_code(e) == GPG_ERR_ENOMEM)
+		return -ENOMEM;
+	r = gcry_err_code_to_errno(gcry_err_code(e));
+	return r > 0 ? -r : -EIO;
+}
+
+/*
+ * HMAC-SHA256 over up to three pieces (NULL pieces skipped); out gets 32
+ * bytes.  libgcrypt 1.10 has no HKDF, and HKDF is two HMAC calls.
+ */
+static inline int
+crypt_hmac(const void *key, size_t key_len, const void *a, size_t a_len,
+	   const void *b, size_t b_len, const void *c, size_t c_len,
+	   uint8_t *out)
+{
+	gcry_mac_hd_t h;
+	size_t n = CRYPT_DIGEST_SIZE;
+	gcry_error_t e;
+
+	e = gcry_mac_open(&h, GCRY_MAC_HMAC_SHA256, GCRY_MAC_FLAG_SECURE, NULL);
+	if (e)
+		return crypt_errno(e);
+	e = gcry_mac_setkey(h, key, key_len);
+	if (!e && a && a_len)
+		e = gcry_mac_write(h, a, a_len);
+	if (!e && b && b_len)
+		e = gcry_mac_write(h, b, b_len);
+	if (!e && c && c_len)
+		e = gcry_mac_write(h, c, c_len);
+	if (!e)
+		e = gcry_mac_read(h, out, &n);
+	gcry_mac_close(h);
+	if (!e && n != CRYPT_DIGEST_SIZE)
+		return -EIO;
+	return e ? crypt_errno(e) : 0;
+}
+
+/*
+ * HKDF-SHA256 (RFC 5869): out_len (at most 64) bytes from ikm, salt (may
+ * be empty) and the label info.  The pseudo-random key and the blocks are
+ * wiped before returning; out should be secure memory for keys.
+ */
+static inline int
+crypt_hkdf(const void *ikm, size_t ikm_len, const void *salt,
+	   size_t salt_len, const char *info, uint8_t *out, size_t out_len)
+{
+	static const uint8_t zero_salt[CRYPT_DIGEST_SIZE];
+	uint8_t *prk, *t;
+	size_t done = 0;
+	uint8_t i;
+	int r;
+
+	if (out_len > 2 * CRYPT_DIGEST_SIZE)
+		return -EINVAL;
+	prk = gcry_calloc_secure(2, CRYPT_DIGEST_SIZE);
+	if (!prk)
+		return -ENOMEM;
+	t = prk + CRYPT_DIGEST_SIZE;
+	if (!salt || salt_len == 0) {
+		salt = zero_salt;
+		salt_len = sizeof(zero_salt);
+	}
+	r = crypt_hmac(salt, salt_len, ikm, ikm_len, NULL, 0, NULL, 0, prk);
+	for (i = 1; r >= 0 && done < out_len; i++) {
+		size_t n = out_len - done;
+
+		r = crypt_hmac(prk, CRYPT_DIGEST_SIZE,
+			       i == 1 ? NULL : t, i == 1 ? 0 : CRYPT_DIGEST_SIZE,
+			       info, strlen(info), &i, 1, t);
+		if (r < 0)
+			break;
+		if (n > CRYPT_DIGEST_SIZE)
+			n = CRYPT_DIGEST_SIZE;
+		memcpy(out + done, t, n);
+		done += n;
+	}
+	gcry_free(prk);		/* libgcrypt wipes secure memory on free */
+	return r;
+}
+
+static inline void
+crypt_sha256(const void *a, size_t a_len, const void *b, size_t b_len,
+	     uint8_t *out)
+{
+	gcry_buffer_t iov[2] = {
+		{ .data = (void *)a, .len = a_len },
+		{ .data = (void *)b, .len = b_len },
+	};
+
+	gcry_md_hash_buffers(GCRY_MD_SHA256, 0, out, iov, b ? 2 : 1);
+}
+
+/*
+ * One-shot AES-256-GCM for the small things (key wrap, private key file):
+ * seal len bytes of in into out and write the tag to tag; or open them,
+ * -EBADMSG when the tag does not match (out is then wiped).
+ */
+static inline int
+crypt_aead(bool seal, const uint8_t *key, const uint8_t *nonce,
+	   const void *aad, size_t aad_len, const uint8_t *in, size_t len,
+	   uint8_t *out, uint8_t *tag)
+{
+	gcry_cipher_hd_t h;
+	gcry_error_t e;
+
+	e = gcry_cipher_open(&h, GCRY_CIPHER_AES256, GCRY_CIPHER_MODE_GCM,
+			     GCRY_CIPHER_SECURE);
+	if (e)
+		return crypt_errno(e);
+	e = gcry_cipher_setkey(h, key, CRYPT_KEY_SIZE);
+	if (!e)
+		e = gcry_cipher_setiv(h, nonce, CRYPT_NONCE_SIZE);
+	if (!e && aad_len)
+		e = gcry_cipher_authenticate(h, aad, aad_len);
+	if (!e)
+		e = gcry_cipher_final(h);
+	if (!e && seal)
+		e = gcry_cipher_encrypt(h, out, len, in, len);
+	else if (!e)
+		e = gcry_cipher_decrypt(h, out, len, in, len);
+	if (!e && seal)
+		e = gcry_cipher_gettag(h, tag, CRYPT_TAG_SIZE);
+	else if (!e) {
+		e = gcry_cipher_checktag(h, tag, CRYPT_TAG_SIZE);
+		if (e) {
+			gcry_cipher_close(h);
+			explicit_bzero(out, len);
+			return -EBADMSG;
+		}
+	}
+	gcry_cipher_close(h);
+	return e ? crypt_errno(e) : 0;
+}
+
+/* X25519: out = scalar * point (point NULL: the base point).  Refuses an
+ * all-zero result, which only a low-order point can produce. */
+static inline int
+crypt_x25519(const uint8_t *scalar, const uint8_t *point, uint8_t *out)
+{
+	static const uint8_t zero[CRYPT_KEY_SIZE];
+	gcry_error_t e;
+
+	e = gcry_ecc_mul_point(GCRY_ECC_CURVE25519, out, scalar, point);
+	if (e)
+		return crypt_errno(e);
+	if (crypt_equal(out, zero, CRYPT_KEY_SIZE))
+		return -EBADMSG;
+	return 0;
+}
+
+/* Argon2id(passphrase, salt, passes, memory KiB, parallelism) -> 32 bytes. */
+static inline int
+crypt_argon2id(const char *passphrase, size_t len, const uint8_t *salt,
+	       uint32_t passes, uint32_t memory_kib, uint32_t parallel,
+	       uint8_t *out)
+{
+	unsigned long param[4] = { CRYPT_KEY_SIZE, passes, memory_kib,
+				   parallel };
+	gcry_kdf_hd_t h;
+	gcry_error_t e;
+
+	if (passes < 1 || passes > CRYPT_ARGON2_MAX_PASSES ||
+	    parallel < 1 || parallel > CRYPT_ARGON2_MAX_PARALLEL ||
+	    memory_kib < 8 * parallel ||
+	    memory_kib > CRYPT_ARGON2_MAX_MEMORY_KIB)
+		return -EINVAL;
+	e = gcry_kdf_open(&h, GCRY_KDF_ARGON2, GCRY_KDF_ARGON2ID, param, 4,
+			  passphrase, len, salt, CRYPT_SALT_SIZE,
+			  NULL, 0, NULL, 0);
+	if (e)
+		return crypt_errno(e);
+	e = gcry_kdf_compute(h, NULL);
+	if (!e)
+		e = gcry_kdf_final(h, CRYPT_KEY_SIZE, out);
+	gcry_kdf_close(h);
+	return e ? crypt_errno(e) : 0;
+}
+
+/*
+ * Build a private key file image (CRYPT_SK_FILE_SIZE bytes into file) for
+ * the X25519 scalar sk and its public key pk, sealed under the passphrase.
+ */
+static inline int
+crypt_sk_seal(const uint8_t *sk, const uint8_t *pk, const char *passphrase,
+	      size_t pass_len, uint32_t passes, uint32_t memory_kib,
+	      uint32_t parallel, uint8_t *file)
+{
+	uint8_t *kek;
+	int r;
+
+	kek = gcry_calloc_secure(1, CRYPT_KEY_SIZE);
+	if (!kek)
+		return -ENOMEM;
+	memset(file, 0, CRYPT_SK_FILE_SIZE);
+	memcpy(file, CRYPT_SK_MAGIC, 8);
+	file[8] = CRYPT_SK_VERSION;
+	file[9] = CRYPT_KDF_ARGON2ID;
+	crypt_put_le32(file + CRYPT_SK_OFF_PASSES, passes);
+	crypt_put_le32(file + CRYPT_SK_OFF_MEMORY, memory_kib);
+	crypt_put_le32(file + CRYPT_SK_OFF_PARALLEL, parallel);
+	gcry_randomize(file + CRYPT_SK_OFF_SALT, CRYPT_SALT_SIZE,
+		       GCRY_STRONG_RANDOM);
+	memcpy(file + CRYPT_SK_OFF_PUBLIC, pk, CRYPT_KEY_SIZE);
+	gcry_create_nonce(file + CRYPT_SK_OFF_NONCE, CRYPT_NONCE_SIZE);
+	r = crypt_argon2id(passphrase, pass_len, file + CRYPT_SK_OFF_SALT,
+			   passes, memory_kib, parallel, kek);
+	if (r >= 0)
+		r = crypt_aead(true, kek, file + CRYPT_SK_OFF_NONCE, file,
+			       CRYPT_SK_OFF_NONCE, sk, CRYPT_KEY_SIZE,
+			       file + CRYPT_SK_OFF_SEALED,
+			       file + CRYPT_SK_OFF_TAG);
+	gcry_free(kek);
+	return r;
+}
+
+/* Check a private key file's fixed fields: -EBADMSG when it is not one,
+ * -EPROTONOSUPPORT for a later version or another KDF. */
+static inline int
+crypt_sk_check(const uint8_t *file, size_t len)
+{
+	if (len != CRYPT_SK_FILE_SIZE || memcmp(file, CRYPT_SK_MAGIC, 8) != 0)
+		return -EBADMSG;
+	if (file[8] != CRYPT_SK_VERSION || file[9] != CRYPT_KDF_ARGON2ID)
+		return -EPROTONOSUPPORT;
+	if (file[10] || file[11])
+		return -EBADMSG;
+	return 0;
+}
+
+/*
+ * Open a private key file with a passphrase: sk gets the scalar (secure
+ * memory).  -EKEYREJECTED when the passphrase is wrong (or the file was
+ * changed: GCM cannot tell the two apart).
+ */
+static inline int
+crypt_sk_open(const uint8_t *file, const char *passphrase, size_t pass_len,
+	      uint8_t *sk)
+{
+	uint8_t *kek, pk[CRYPT_KEY_SIZE];
+	int r;
+
+	r = crypt_sk_check(file, CRYPT_SK_FILE_SIZE);
+	if (r < 0)
+		return r;
+	kek = gcry_calloc_secure(1, CRYPT_KEY_SIZE);
+	if (!kek)
+		return -ENOMEM;
+	r = crypt_argon2id(passphrase, pass_len, file + CRYPT_SK_OFF_SALT,
+			   crypt_get_le32(file + CRYPT_SK_OFF_PASSES),
+			   crypt_get_le32(file + CRYPT_SK_OFF_MEMORY),
+			   crypt_get_le32(file + CRYPT_SK_OFF_PARALLEL), kek);
+	if (r >= 0) {
+		r = crypt_aead(false, kek, file + CRYPT_SK_OFF_NONCE, file,
+			       CRYPT_SK_OFF_NONCE, file + CRYPT_SK_OFF_SEALED,
+			       CRYPT_KEY_SIZE, sk, (uint8_t *)file +
+			       CRYPT_SK_OFF_TAG);
+		if (r == -EBADMSG)
+			r = -EKEYREJECTED;
+	}
+	gcry_free(kek);
+	/* The scalar must give the public key stored beside it. */
+	if (r >= 0) {
+		r = crypt_x25519(sk, NULL, pk);
+		if (r >= 0 && !crypt_equal(pk, file + CRYPT_SK_OFF_PUBLIC,
+					   CRYPT_KEY_SIZE))
+			r = -EBADMSG;
+		if (r < 0)
+			explicit_bzero(sk, CRYPT_KEY_SIZE);
+	}
+	return r;
+}
+
+/* Public key file text for pk: CRYPT_PK_PREFIX, 64 hex digits, newline,
+ * NUL; buf needs sizeof(CRYPT_PK_PREFIX) + 65 bytes. */
+#define CRYPT_PK_TEXT_SIZE (sizeof(CRYPT_PK_PREFIX) + 2 * CRYPT_KEY_SIZE + 1)
+
+static inline void
+crypt_pk_format(const uint8_t *pk, char *buf)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = strlen(CRYPT_PK_PREFIX);
+
+	memcpy(buf, CRYPT_PK_PREFIX, n);
+	for (size_t i = 0; i < CRYPT_KEY_SIZE; i++) {
+		buf[n++] = hex[pk[i] >> 4];
+		buf[n++] = hex[pk[i] & 15];
+	}
+	buf[n++] = '\n';
+	buf[n] = '\0';
+}
+
+static inline int
+crypt_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Parse a public key file's text (len bytes, not NUL-terminated). */
+static inline int
+crypt_pk_parse(const char *text, size_t len, uint8_t *pk)
+{
+	size_t n = strlen(CRYPT_PK_PREFIX);
+
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r' ||
+			   text[len - 1] == ' ' || text[len - 1] == '\t'))
+		len--;
+	if (len != n + 2 * CRYPT_KEY_SIZE || memcmp(text, CRYPT_PK_PREFIX, n))
+		return -EBADMSG;
+	for (size_t i = 0; i < CRYPT_KEY_SIZE; i++) {
+		int hi = crypt_hex_digit(text[n + 2 * i]);
+		int lo = crypt_hex_digit(text[n + 2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EBADMSG;
+		pk[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+/*
+ * The nonce of chunk sequence under an image's data key: the 32-bit
+ * prefix derived from that key, then the sequence number big-endian.  The
+ * map from sequence to nonce is injective, so within one image no two
+ * chunks share a nonce; every image has its own random data key.
+ */
+static inline void
+crypt_chunk_nonce(const uint8_t prefix[4], uint64_t sequence, uint8_t *nonce)
+{
+	memcpy(nonce, prefix, 4);
+	crypt_put_be64(nonce + 4, sequence);
+}
+
+/* The associated data of one chunk: SHA-256(binding), sequence, flags,
+ * raw length and the image's chunk count, big-endian. */
+static inline void
+crypt_chunk_aad(const uint8_t *binding_digest, uint64_t sequence,
+		uint32_t flags, uint32_t raw_len, uint64_t chunk_count,
+		uint8_t *aad)
+{
+	memcpy(aad, binding_digest, CRYPT_DIGEST_SIZE);
+	crypt_put_be64(aad + CRYPT_DIGEST_SIZE, sequence);
+	crypt_put_be32(aad + CRYPT_DIGEST_SIZE + 8, flags);
+	crypt_put_be32(aad + CRYPT_DIGEST_SIZE + 12, raw_len);
+	crypt_put_be64(aad + CRYPT_DIGEST_SIZE + 16, chunk_count);
+}
+
+#endif
