@@ -420,7 +420,7 @@ START_TEST(test_refused_bad_names)
 {
 	static const char *const names[] = {
 		"../test-plugins/good-filter", "Good-filter", "good_filter",
-		"", "a23456789012345678901234567890123",
+		"", "a2345678901234567890123456789012",	/* 32 */
 	};
 	struct plugin_entry *e = NULL;
 	char log[2048];
@@ -438,6 +438,13 @@ START_TEST(test_refused_bad_names)
 	}
 	ck_assert_ptr_null(e);
 	ck_assert_uint_eq(reg.n_plugins, 0);
+
+	/* 31 characters is a valid name: this one just does not exist. */
+	capture_start();
+	r = loader_load(&reg, test_dir(), "a234567890123456789012345678901",
+			&host, TORPOR_LOG_ERR, &e);
+	capture_end(log, sizeof(log));
+	ck_assert_int_eq(r, -ENOENT);
 }
 END_TEST
 
@@ -562,6 +569,47 @@ START_TEST(test_refused_insecure)
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "as a user the plugin did not load (status %d)", status);
 	ck_assert_uint_eq(reg.n_plugins, 0);
+
+	/* Symbolic links: both the directory named and the one that really
+	 * holds the file must be safe. */
+	{
+		char safe[] = "/tmp/torpor-loader-safe-XXXXXX";
+		char link[4096], target[4096];
+
+		ck_assert_ptr_nonnull(mkdtemp(safe));
+		snprintf(target, sizeof(target), "%s/good-filter.so", safe);
+		snprintf(link, sizeof(link), "%s/good-filter.so", safe);
+
+		/* unsafe dir -> file in a safe dir */
+		ck_assert_int_eq(chmod(path, 0644), 0);
+		ck_assert_int_eq(rename(path, target), 0);
+		ck_assert_int_eq(symlink(target, path), 0);
+		capture_start();
+		r = loader_load(&reg, tmpl, "good-filter", &host,
+				TORPOR_LOG_ERR, &e);
+		capture_end(log, sizeof(log));
+		ck_assert_int_eq(r, -EPERM);
+		ck_assert_msg(strstr(log, tmpl), "%s", log);
+		ck_assert_int_eq(chmod(tmpl, 0755), 0);
+		ck_assert_int_eq(loader_load(&reg, tmpl, "good-filter", &host,
+					     TORPOR_LOG_ERR, &e), 0);
+		loader_unload_all(&reg);
+		ck_assert_int_eq(unlink(path), 0);
+
+		/* safe dir -> file in an unsafe dir */
+		ck_assert_int_eq(rename(target, path), 0);
+		ck_assert_int_eq(symlink(path, link), 0);
+		ck_assert_int_eq(chmod(tmpl, 0777), 0);
+		capture_start();
+		r = loader_load(&reg, safe, "good-filter", &host,
+				TORPOR_LOG_ERR, &e);
+		capture_end(log, sizeof(log));
+		ck_assert_int_eq(r, -EPERM);
+		ck_assert_msg(strstr(log, tmpl), "%s", log);
+		ck_assert_uint_eq(reg.n_plugins, 0);
+		unlink(link);
+		rmdir(safe);
+	}
 out:
 	unlink(path);
 	rmdir(tmpl);

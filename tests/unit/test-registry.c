@@ -22,6 +22,7 @@ struct fake {
 	size_t storage;
 	const char *debug;	/* NULL: print_debug_info fails */
 	int debug_overclaim;	/* returns this much more than it wrote */
+	bool debug_fill;	/* fills the whole buffer, without a NUL */
 };
 
 static struct fake fakes[N_FAKES];
@@ -50,6 +51,10 @@ fake_debug(int i, char *buf, size_t size)
 
 	if (!fakes[i].debug)
 		return -EIO;
+	if (fakes[i].debug_fill) {
+		memset(buf, 'x', size);
+		return (int)size + fakes[i].debug_overclaim;
+	}
 	n = snprintf(buf, size, "%s", fakes[i].debug);
 	if ((size_t)n >= size)
 		n = (int)size - 1;
@@ -343,6 +348,12 @@ START_TEST(test_unregister_active_writer)
 	ck_assert(registry_can_hibernate(&reg));
 	registry_set_active_writer(&reg, NULL);
 	ck_assert(!registry_can_hibernate(&reg));
+
+	/* A recorded reason stops hibernation even with a writer. */
+	reg.active_writer = w2;
+	snprintf(reg.disabled_reason, sizeof(reg.disabled_reason),
+		 "testing");
+	ck_assert(!registry_can_hibernate(&reg));
 }
 END_TEST
 
@@ -431,6 +442,20 @@ START_TEST(test_initialise_skips_disabled)
 	ck_assert(!entries[1].initialised);
 	registry_cleanup(&reg, 1);
 	ck_assert_str_eq(trace, "init a(1),init c(1),cleanup c(1),cleanup a(1)");
+
+	/* Disabled after initialise: cleanup skips it, but it stays marked
+	 * initialised, so its cleanup() is still owed once it is enabled. */
+	entries[1].disabled = false;
+	ck_assert_int_eq(registry_initialise(&reg, 1), 0);
+	entries[1].disabled = true;
+	trace[0] = '\0';
+	registry_cleanup(&reg, 1);
+	ck_assert_str_eq(trace, "cleanup c(1),cleanup a(1)");
+	ck_assert(entries[1].initialised);
+	entries[1].disabled = false;
+	registry_cleanup(&reg, 1);
+	ck_assert_str_eq(trace, "cleanup c(1),cleanup a(1),cleanup b(1)");
+	ck_assert(!entries[1].initialised);
 }
 END_TEST
 
@@ -736,6 +761,16 @@ START_TEST(test_debug_info_lying_plugin)
 	ck_assert_uint_lt(n, 32);
 	ck_assert_uint_eq(strlen(buf), n);
 	ck_assert(strncmp(buf, "liar: short", 11) == 0);
+	for (size_t i = 32; i < sizeof(buf); i++)
+		ck_assert_int_eq((unsigned char)buf[i], CANARY);
+
+	/* Fills what it got, no NUL, claims more: read only within its
+	 * buffer (valgrind and ASan watch the reads), cut with the mark. */
+	fakes[0].debug_fill = true;
+	memset(buf, CANARY, sizeof(buf));
+	n = registry_debug_info(&reg, buf, 32);
+	ck_assert_uint_eq(n, 31);
+	ck_assert_str_eq(buf, "liar: xxxxxxxxxxx...[truncated]");
 	for (size_t i = 32; i < sizeof(buf); i++)
 		ck_assert_int_eq((unsigned char)buf[i], CANARY);
 }
