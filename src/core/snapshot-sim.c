@@ -217,21 +217,26 @@ static const struct word vocabulary[64] = {
 /*
  * A phrase of the image's text library: 2..9 words.  Real text repeats
  * itself in phrases rather than in single words, which is what gives
- * compressors their long matches.
+ * compressors their long matches.  One hash of (image, phrase) picks the
+ * words, so a phrase costs no more than copying it.
  */
 #define TEXT_PHRASES	512
 
-static size_t
-text_phrase(uint64_t seed, unsigned k, uint8_t *out)
+static inline uint64_t
+mix64(uint64_t z)
 {
-	struct rng r;
-	uint64_t v;
-	unsigned n, i;
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+static size_t
+text_phrase(uint64_t key, unsigned k, uint8_t *out)
+{
+	uint64_t v = mix64(key + k * UINT64_C(0x9E3779B97F4A7C15));
+	unsigned n = 2 + (unsigned)(v & 7), i;
 	size_t pos = 0;
 
-	rng_seed(&r, seed, k, DOMAIN_TEXT_LIB);
-	v = rng_next(&r);
-	n = 2 + (unsigned)(v & 7);
 	v >>= 3;
 	for (i = 0; i < n; i++) {
 		unsigned w = (unsigned)(v & 63);
@@ -244,6 +249,13 @@ text_phrase(uint64_t seed, unsigned k, uint8_t *out)
 	return pos - 1;
 }
 
+/* Per-image keys of the text and code libraries. */
+static uint64_t
+library_key(uint64_t seed, enum rng_domain d)
+{
+	return mix64(seed ^ ((uint64_t)d << 56) ^ UINT64_C(0x5DEECE66D));
+}
+
 static void
 gen_text(struct rng *r, uint64_t seed, uint8_t *p)
 {
@@ -252,6 +264,7 @@ gen_text(struct rng *r, uint64_t seed, uint8_t *p)
 	};
 	static const uint8_t sep_len[8] = { 1, 1, 1, 2, 2, 2, 2, 1 };
 	uint8_t buf[SIM_PAGE_SIZE + 256];
+	uint64_t key = library_key(seed, DOMAIN_TEXT_LIB);
 	size_t pos = 0;
 
 	while (pos < SIM_PAGE_SIZE) {
@@ -259,7 +272,7 @@ gen_text(struct rng *r, uint64_t seed, uint8_t *p)
 		unsigned s = (unsigned)((v >> 3) & 7);
 
 		if ((v & 7) < 5) {
-			pos += text_phrase(seed, (unsigned)(v >> 6) % TEXT_PHRASES,
+			pos += text_phrase(key, (unsigned)(v >> 6) % TEXT_PHRASES,
 					   buf + pos);
 		} else if ((v & 7) < 7) {
 			unsigned w = (unsigned)((v >> 6) & 63);
@@ -333,30 +346,39 @@ static const struct insn insns[32] = {
  * functions one after the other with some call targets relocated, so the
  * same sequences recur across pages as in mapped binaries.
  */
-#define CODE_FUNCTIONS	384
-#define CODE_FN_MAX	(48 + 255 + 16 + 8 + 16)
+#define CODE_FUNCTIONS	4096
+#define CODE_FN_MAX	(48 + 255 + 16 + 16 + 16)
+
+/* One instruction from the low bits of v at out; returns its length. */
+static inline size_t
+put_insn(uint8_t *out, uint64_t v)
+{
+	/* the table without its returns: those end a function */
+	unsigned t = (unsigned)(v & 31);
+	uint64_t lo, mask;
+
+	if (insns[t].ret)
+		t = 0;
+	memcpy(&lo, insns[t].bytes, 8);
+	memcpy(&mask, insns[t].mask, 8);
+	lo = (lo & ~mask) | ((v >> 5) & mask);
+	memcpy(out, &lo, 8);
+	memcpy(out + 8, insns[t].bytes + 8, 8);
+	return insns[t].len;
+}
 
 static size_t
-code_function(uint64_t seed, unsigned k, uint8_t *out)
+code_function(uint64_t key, unsigned k, uint8_t *out)
 {
-	struct rng r;
-	size_t pos = 0, len;
+	uint64_t x = key + k * UINT64_C(0x9E3779B97F4A7C15);
+	uint64_t v = mix64(x);
+	size_t pos = 0, len = 48 + (v & 255);
 
-	rng_seed(&r, seed, k, DOMAIN_CODE_LIB);
-	len = 48 + (rng_next(&r) & 255);
 	while (pos < len) {
-		uint64_t v = rng_next(&r);
-		unsigned t = (unsigned)(v & 31);
-		uint64_t lo, mask;
-
-		if (insns[t].ret)
-			continue;
-		memcpy(&lo, insns[t].bytes, 8);
-		memcpy(&mask, insns[t].mask, 8);
-		lo = (lo & ~mask) | ((v >> 5) & mask);
-		memcpy(out + pos, &lo, 8);
-		memcpy(out + pos + 8, insns[t].bytes + 8, 8);
-		pos += insns[t].len;
+		/* two instructions per draw: plenty random for code */
+		v = mix64(x += UINT64_C(0x9E3779B97F4A7C15));
+		pos += put_insn(out + pos, v);
+		pos += put_insn(out + pos, (v >> 32) | (v << 32));
 	}
 	memcpy(out + pos, insns[24].bytes, 16);
 	pos += insns[24].len;
@@ -368,11 +390,12 @@ static void
 gen_code(struct rng *r, uint64_t seed, uint8_t *p)
 {
 	uint8_t fn[CODE_FN_MAX];
+	uint64_t key = library_key(seed, DOMAIN_CODE_LIB);
 	size_t pos = 0;
 
 	while (pos < SIM_PAGE_SIZE) {
 		uint64_t v = rng_next(r);
-		size_t len = code_function(seed, (unsigned)(v & 0xffff) % CODE_FUNCTIONS, fn);
+		size_t len = code_function(key, (unsigned)(v & 0xffff) % CODE_FUNCTIONS, fn);
 		size_t n = len < SIM_PAGE_SIZE - pos ? len : SIM_PAGE_SIZE - pos;
 
 		/* Relocate one call target. */
@@ -389,7 +412,8 @@ gen_code(struct rng *r, uint64_t seed, uint8_t *p)
 /*
  * Heap: 16-byte malloc slots holding chunk headers, pointers into the
  * same arena, small integers, reference counts, short strings and the
- * zeros between them.
+ * zeros between them.  Slots of one sort come in short runs, as arrays
+ * and zeroed blocks do.
  */
 static void
 gen_heap(struct rng *r, uint64_t seed, uint8_t *p)
@@ -397,43 +421,52 @@ gen_heap(struct rng *r, uint64_t seed, uint8_t *p)
 	/* One arena per image: pointers share their high bytes. */
 	uint64_t arena = UINT64_C(0x0000550000000000) |
 			 ((seed * UINT64_C(0x9E3779B1) & 0xfff) << 28);
-	size_t pos;
+	size_t pos = 0;
 
-	for (pos = 0; pos < SIM_PAGE_SIZE; pos += 16) {
+	while (pos < SIM_PAGE_SIZE) {
 		uint64_t v = rng_next(r);
-		uint64_t w[2];
+		unsigned sort = (unsigned)(v & 7);
+		unsigned n = 1 + (unsigned)((v >> 3) & 3);
+		/* per-slot variety from a cheap LCG step off v */
+		uint64_t x = v;
 
-		switch (v & 7) {
-		case 0:
-		case 1:
-			w[0] = 0;
-			w[1] = 0;
-			break;
-		case 2:		/* chunk header: prev_size, size | in use */
-			w[0] = 0;
-			w[1] = ((((v >> 3) & 7) + 2) << 4) | 1;
-			break;
-		case 3:		/* two pointers */
-			w[0] = arena | (((v >> 3) & 0xfffff) << 4);
-			w[1] = arena | (((v >> 23) & 0xfffff) << 4);
-			break;
-		case 4:		/* pointer, small count */
-			w[0] = arena | (((v >> 3) & 0xfffff) << 4);
-			w[1] = (v >> 40) & 0xff;
-			break;
-		case 5:		/* small ints */
-			w[0] = ((v >> 3) & 0xff) | (((v >> 11) & 0x3) << 32);
-			w[1] = ((v >> 13) & 0xf) << 32;
-			break;
-		case 6:		/* refcount, flags */
-			w[0] = 1 + ((v >> 3) & 3);
-			w[1] = (v >> 8) & 0x100;
-			break;
-		default:	/* a short string */
-			memcpy(w, vocabulary[(v >> 3) & 63].s, 16);
-			break;
+		for (; n && pos < SIM_PAGE_SIZE; n--, pos += 16) {
+			uint64_t w[2];
+
+			x = x * UINT64_C(6364136223846793005) +
+			    UINT64_C(1442695040888963407);
+			switch (sort) {
+			case 0:
+			case 1:
+				w[0] = 0;
+				w[1] = 0;
+				break;
+			case 2:		/* chunk header: prev_size, size | in use */
+				w[0] = 0;
+				w[1] = ((((x >> 40) & 7) + 2) << 4) | 1;
+				break;
+			case 3:		/* two pointers */
+				w[0] = arena | (((x >> 20) & 0xfffff) << 4);
+				w[1] = arena | (((x >> 40) & 0xfffff) << 4);
+				break;
+			case 4:		/* pointer, small count */
+				w[0] = arena | (((x >> 24) & 0xfffff) << 4);
+				w[1] = (x >> 56) & 0xff;
+				break;
+			case 5:		/* small ints */
+				w[0] = ((x >> 32) & 0xff) | (((x >> 40) & 0x3) << 32);
+				w[1] = ((x >> 48) & 0xf) << 32;
+				break;
+			case 6:		/* refcount, flags */
+				w[0] = 1 + ((x >> 40) & 3);
+				w[1] = (x >> 44) & 0x100;
+				break;
+			default:	/* a short string */
+				memcpy(w, vocabulary[(x >> 58) & 63].s, 16);
+				break;
+			}
+			memcpy(p + pos, w, 16);
 		}
-		memcpy(p + pos, w, 16);
 	}
 }
 
