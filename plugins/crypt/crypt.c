@@ -429,10 +429,10 @@ seal_image(void)
 	b[0] = CRYPT_BLOB_VERSION;
 	b[1] = (uint8_t)st.mode;
 	b[2] = CRYPT_AEAD_AES256_GCM;
-	gcry_randomize(s->data_key, CRYPT_KEY_SIZE, GCRY_VERY_STRONG_RANDOM);
+	gcry_randomize(s->data_key, CRYPT_KEY_SIZE, GCRY_STRONG_RANDOM);
 	if (st.mode == CRYPT_MODE_SEALED) {
 		memcpy(b + CRYPT_BLOB_OFF_KEY_ID, st.public_key, CRYPT_KEY_SIZE);
-		gcry_randomize(s->sk, CRYPT_KEY_SIZE, GCRY_VERY_STRONG_RANDOM);
+		gcry_randomize(s->sk, CRYPT_KEY_SIZE, GCRY_STRONG_RANDOM);
 		r = crypt_x25519(s->sk, NULL, b + CRYPT_BLOB_OFF_WRAP_IN);
 		if (r >= 0)
 			r = crypt_x25519(s->sk, st.public_key, s->shared);
