@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Block-device helpers shared by the swap and file writers.  This file is
+ * compiled into each of those plugins (never into the core), so nothing
+ * here logs: functions return -errno and, where the reason is not obvious
+ * from the errno, write one into a caller's buffer.
+ *
+ * Both writers keep the image at physical byte offsets of one block
+ * device, described by a run list (struct bd_map).  The resume side knows
+ * only the device and the offset of a signature; everything else is found
+ * by following pointers written by the hibernating side:
+ *
+ *   signature --> index block (one 4 KiB block: where the header lies)
+ *             --> image header (its writer blob: the data stream's runs)
+ *             --> data stream.
+ */
+#ifndef TORPOR_BLOCKDEV_H
+#define TORPOR_BLOCKDEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Every offset the writers use is a multiple of this, and so is the unit
+ * of O_DIRECT I/O (it covers every logical block size up to 4 KiB). */
+#define BD_BLOCK 4096u
+
+/* Largest single transfer, and the size of each device's bounce buffer. */
+#define BD_IO_MAX (1u << 20)
+
+/* ---- naming devices ---------------------------------------------------- */
+
+/*
+ * Turn a device specification (a path, UUID=, LABEL=, PARTUUID=,
+ * PARTLABEL=, or MAJ:MIN) into a /dev path in buf.  Tries /dev/disk/by-*
+ * first and otherwise scans /sys/class/block, reading the superblocks of
+ * swap areas (including ones that carry torpor's signature), ext2/3/4, xfs
+ * and btrfs, and GPT partition entries.  -ENODEV when nothing matches.
+ */
+int bd_resolve(const char *spec, char *buf, size_t size);
+
+/* The /dev path of block device dev (via /sys/dev/block/MAJ:MIN/uevent). */
+int bd_devnode(dev_t dev, char *buf, size_t size);
+
+/* The kernel's new_encode_dev() form of dev, as SNAPSHOT_SET_SWAP_AREA
+ * wants it. */
+uint32_t bd_kernel_dev(dev_t dev);
+
+/*
+ * The UUID (swap area or filesystem) of the block device at path, as the
+ * kernel's resume= accepts it ("01234567-89ab-..."), into buf.  -ENOENT
+ * when the device has none that we recognise.
+ */
+int bd_uuid_of(const char *path, char *buf, size_t size);
+
+/* ---- I/O --------------------------------------------------------------- */
+
+struct bd_dev {
+	int fd;			/* O_DIRECT */
+	bool writable;
+	uint64_t size;		/* bytes */
+	uint8_t *bounce;	/* BD_IO_MAX bytes, BD_BLOCK aligned */
+	char path[256];
+};
+
+void bd_init(struct bd_dev *d);
+
+/* Open a block device for O_DIRECT I/O (read-only unless writable).
+ * -ENOTBLK when path is not a block device, -ENXIO when it has size 0 (a
+ * detached loop device). */
+int bd_open(struct bd_dev *d, const char *path, bool writable);
+
+void bd_close(struct bd_dev *d);
+
+/* Read len bytes at any byte offset into any buffer. */
+int bd_read(struct bd_dev *d, uint64_t off, void *buf, size_t len);
+
+/* Write len bytes at off; off must be a multiple of 512.  A length that is
+ * not a multiple of 512 is padded with zeros up to the next one. */
+int bd_write(struct bd_dev *d, uint64_t off, const void *buf, size_t len);
+
+/* Flush the device's write cache. */
+int bd_sync(struct bd_dev *d);
+
+/* ---- run lists ----------------------------------------------------------- */
+
+struct bd_run {
+	uint64_t phys;		/* byte offset on the device */
+	uint64_t len;		/* bytes */
+};
+
+struct bd_map {
+	struct bd_run *runs;
+	size_t n, cap;
+	uint64_t total;		/* sum of len */
+};
+
+void bd_map_clear(struct bd_map *m);
+
+/* Append [phys, phys + len), merging with the last run when contiguous. */
+int bd_map_add(struct bd_map *m, uint64_t phys, uint64_t len);
+
+/* Physical runs of logical bytes [off, off + len) of m, appended to out. */
+int bd_map_slice(const struct bd_map *m, uint64_t off, uint64_t len,
+		 struct bd_map *out);
+
+/* Read or write logical bytes [off, off + len) of m through d.  Writes
+ * need every run boundary they cross on a 512-byte boundary. */
+int bd_map_read(struct bd_dev *d, const struct bd_map *m, uint64_t off,
+		void *buf, size_t len);
+int bd_map_write(struct bd_dev *d, const struct bd_map *m, uint64_t off,
+		 const void *buf, size_t len);
+
+/* Check that every run lies inside a device of dev_size bytes. */
+bool bd_map_inside(const struct bd_map *m, uint64_t dev_size);
+
+/*
+ * The writer blob: a run list and the stream length, little-endian:
+ *   0 magic "TPRM"  4 version u32  8 stream length u64  16 n runs u32
+ *   20 crc32c u32 (of the whole blob with this field zero)
+ *   24 runs[n] { phys u64, len u64 }
+ */
+size_t bd_map_blob_size(size_t n_runs);
+int bd_map_save(const struct bd_map *m, uint64_t stream_len, uint8_t *buf,
+		size_t size);
+int bd_map_load(const uint8_t *buf, size_t len, struct bd_map *ret,
+		uint64_t *ret_stream_len);
+
+/* ---- the index block ------------------------------------------------------ */
+
+/*
+ * One BD_BLOCK block that says where the image header lies.  The swap
+ * writer keeps it in a swap page and points at it from the swap header's
+ * tail; the file writer keeps it in the file's first block, where it is
+ * the signature itself.
+ *   0 magic[8]   8 version u32   12 crc32c u32 (of the block, field zero)
+ *  16 header length u64   24 n runs u32   28 flags u32
+ *  32 saved[64]: the swap header's original tail (restored by invalidate)
+ *  96 image uuid[16] (informational)   112 reserved
+ * 128 runs[n] { phys u64, len u64 }, at most BD_INDEX_MAX_RUNS
+ */
+#define BD_INDEX_MAX_RUNS ((BD_BLOCK - 128) / 16)
+#define BD_INDEX_SAVED 64
+
+struct bd_index {
+	uint64_t header_len;
+	uint8_t saved[BD_INDEX_SAVED];
+	struct bd_map header;	/* where the header lies */
+};
+
+void bd_index_encode(const struct bd_index *ix, const char magic[8],
+		     uint8_t *block);
+
+/* 0 and *ret filled (free ret->header with bd_map_clear), -ENOENT when
+ * the magic does not match, -EBADMSG when it matches but the block is
+ * corrupt. */
+int bd_index_decode(const uint8_t *block, const char magic[8],
+		    struct bd_index *ret);
+
+/* ---- writing a stream in whole blocks ------------------------------------- */
+
+/* Hands the data stream on in multiples of unit bytes (a page for swap):
+ * allocation and O_DIRECT both want whole blocks, while the core may hand
+ * any length. */
+typedef int (*bd_emit_fn)(void *ctx, const uint8_t *p, size_t n);
+
+struct bd_stream {
+	size_t unit;
+	uint8_t *pend;		/* unit bytes, aligned */
+	size_t pend_len;
+	uint64_t written;	/* bytes accepted */
+};
+
+int bd_stream_init(struct bd_stream *s, size_t unit);
+void bd_stream_free(struct bd_stream *s);
+int bd_stream_write(struct bd_stream *s, const void *buf, size_t len,
+		    bd_emit_fn emit, void *ctx);
+/* Emit what is pending, zero-padded to a unit. */
+int bd_stream_flush(struct bd_stream *s, bd_emit_fn emit, void *ctx);
+
+/* ---- reading an image back ------------------------------------------------ */
+
+/* What find() located and load_config() restored. */
+struct bd_image {
+	bool found;		/* a signature is there */
+	bool corrupt;		/* ... but what it points at does not parse */
+	struct bd_index ix;
+	struct bd_map stream;	/* from the writer blob */
+	uint64_t stream_len;
+	bool have_stream;
+};
+
+void bd_image_clear(struct bd_image *im);
+int bd_image_read_header(struct bd_dev *d, const struct bd_image *im,
+			 void *buf, size_t size, size_t *ret_len);
+int bd_image_load_config(struct bd_image *im, const uint8_t *buf,
+			 size_t len);
+int bd_image_read(struct bd_dev *d, const struct bd_image *im,
+		  uint64_t off, void *buf, size_t len);
+int bd_image_rewrite_header(struct bd_dev *d, const struct bd_image *im,
+			    const void *header, size_t len);
+
+/* ---- files ----------------------------------------------------------------- */
+
+/*
+ * The physical runs of file bytes [0, len) of the open file fd, from
+ * FIEMAP (synced first).  Returns -EBADFD when an extent's block map cannot
+ * be trusted (unknown, delayed allocation, encoded, inline, not aligned,
+ * unwritten, shared) or the file has holes, with the reason in why.
+ */
+int bd_file_map(int fd, uint64_t len, struct bd_map *ret, char *why,
+		size_t why_size);
+
+/* Why a file on the filesystem of fd cannot hold an image whose block
+ * map must stay put (tmpfs, btrfs, ...): 0 when acceptable, else -EXDEV
+ * with the reason in why. */
+int bd_check_fs(int fd, char *why, size_t why_size);
+
+/* ---- small helpers --------------------------------------------------------- */
+
+uint32_t bd_crc32c(uint32_t crc, const void *buf, size_t len);
+void bd_put32(uint8_t *p, uint32_t v);
+void bd_put64(uint8_t *p, uint64_t v);
+uint32_t bd_get32(const uint8_t *p);
+uint64_t bd_get64(const uint8_t *p);
+uint64_t bd_round_up(uint64_t v, uint64_t to);
+
+#endif

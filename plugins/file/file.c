@@ -1,0 +1,585 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * file: the image in a preallocated file ([file] path=), written through
+ * the block device under the file at the physical offsets FIEMAP gives, so
+ * that nothing of the filesystem (metadata, journal, timestamps) changes
+ * after the snapshot.
+ *
+ * Layout inside the file: block 0 is the signature, which is an index
+ * block saying where the image header lies (written last, zeroed by
+ * invalidate); the data stream starts at block 1; the header follows the
+ * stream at the next block boundary.  The stream's physical runs travel in
+ * the header's writer blob, so the resume side needs only the device and
+ * the offset of block 0 (resume= resume_offset=).
+ *
+ * The block map must stay put: files on tmpfs, btrfs and the like, and
+ * files with unwritten, shared, inline or encoded extents are refused;
+ * `torpor file-setup` creates a file that passes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <torpor/plugin.h>
+
+#include "image-format.h"
+
+#include "../common/blockdev.h"
+
+#define SIG_MAGIC "TORPORF1"
+#define DEFAULT_PATH "/var/lib/torpor/image"
+
+static const char *const NAME = "file";
+
+static const struct torpor_host *host;
+static uint32_t page;
+
+static char path[PATH_MAX];		/* the image file, or "" at resume= */
+static char dev_path[PATH_MAX];		/* the block device under it */
+static uint64_t sig_phys;		/* block 0 of the file on dev_path */
+static struct bd_map space;		/* the file's bytes, logical -> physical */
+static bool have_space;
+
+static struct bd_dev dev;
+static struct bd_stream out;
+static bool reserved;
+static uint64_t next_at;		/* file byte of the next stream block */
+
+static struct bd_image img;
+
+static const struct torpor_config_key file_keys[] = {
+	{ .name = "path", .type = TORPOR_CONFIG_PATH, .default_value = DEFAULT_PATH,
+	  .help = "the preallocated image file (create it with 'torpor file-setup')" },
+	{ .name = "size", .type = TORPOR_CONFIG_SIZE, .min = 1 << 20,
+	  .max = INT64_MAX,
+	  .help = "size of the image file that 'torpor file-setup' allocates" },
+	{ .name = NULL },
+};
+
+#define LOG(level, ...) host->log(level, NAME, __VA_ARGS__)
+
+static void
+reset_location(void)
+{
+	bd_map_clear(&space);
+	have_space = false;
+	path[0] = dev_path[0] = '\0';
+	sig_phys = 0;
+}
+
+/* Map the file at p: dev_path, sig_phys, space.  Logs why not. */
+static int
+locate(const char *p)
+{
+	char why[512];
+	struct stat st;
+	int fd, r;
+
+	snprintf(path, sizeof(path), "%s", p);
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		r = -errno;
+		if (errno == ENOENT)
+			LOG(TORPOR_LOG_ERR, "image file %s does not exist: run 'torpor file-setup' to create it",
+			    p);
+		else
+			LOG(TORPOR_LOG_ERR, "cannot open image file %s: %s", p, strerror(errno));
+		return r;
+	}
+	r = bd_check_fs(fd, why, sizeof(why));
+	if (r == 0 && fstat(fd, &st) < 0)
+		r = -errno;
+	if (r == 0 && (uint64_t)st.st_size < 2ull * BD_BLOCK) {
+		snprintf(why, sizeof(why), "is %lld bytes: too small to hold an image; run 'torpor file-setup'",
+			 (long long)st.st_size);
+		r = -ENOSPC;
+	}
+	if (r == 0)
+		r = bd_file_map(fd, (uint64_t)st.st_size / BD_BLOCK * BD_BLOCK,
+				&space, why, sizeof(why));
+	close(fd);
+	if (r < 0) {
+		LOG(TORPOR_LOG_ERR, "image file %s %s", p, why);
+		return r;
+	}
+	r = bd_devnode(st.st_dev, dev_path, sizeof(dev_path));
+	if (r < 0) {
+		LOG(TORPOR_LOG_ERR, "cannot find the block device under %s: %s", p,
+		    strerror(-r));
+		bd_map_clear(&space);
+		return r;
+	}
+	for (size_t i = 0; i < space.n; i++) {
+		if (space.runs[i].phys % 512 || space.runs[i].len % 512) {
+			LOG(TORPOR_LOG_ERR, "image file %s has an extent that is not sector aligned",
+			    p);
+			bd_map_clear(&space);
+			return -EBADFD;
+		}
+	}
+	sig_phys = space.runs[0].phys;
+	have_space = true;
+	return 0;
+}
+
+static int
+file_initialise(int starting_cycle)
+{
+	const char *resume = host->config_get("torpor", "resume");
+	const char *offset = host->config_get("torpor", "resume_offset");
+	const char *p = host->config_get(NAME, "path");
+	unsigned long long pages = 0;
+	struct stat st;
+	char *end;
+	int r;
+
+	reset_location();
+	if (!starting_cycle)
+		return 0;
+	if (!resume || !*resume)
+		return locate(p && *p ? p : DEFAULT_PATH);
+
+	/* At resume the filesystem may not be mounted: the command line
+	 * names the device and the file's first block. */
+	if (offset && *offset) {
+		errno = 0;
+		pages = strtoull(offset, &end, 10);
+		if (errno || *end || pages > UINT64_MAX / page) {
+			LOG(TORPOR_LOG_ERR, "resume_offset=%s is not a page number", offset);
+			return -EINVAL;
+		}
+	}
+	r = bd_resolve(resume, dev_path, sizeof(dev_path));
+	if (r < 0) {
+		LOG(TORPOR_LOG_ERR, "cannot find resume=%s: %s", resume,
+		    r == -ENODEV ? "no such device" : strerror(-r));
+		return r;
+	}
+	if (stat(dev_path, &st) < 0 || !S_ISBLK(st.st_mode)) {
+		LOG(TORPOR_LOG_ERR, "resume=%s (%s) is not a block device", resume, dev_path);
+		return -ENOTBLK;
+	}
+	sig_phys = pages * page;
+	return 0;
+}
+
+static void
+file_cleanup(int finishing_cycle)
+{
+	bd_stream_free(&out);
+	reserved = false;
+	bd_image_clear(&img);
+	bd_close(&dev);
+	reset_location();
+}
+
+static int
+open_dev(bool writable)
+{
+	int r;
+
+	if (dev.fd >= 0 && (dev.writable || !writable))
+		return 0;
+	bd_close(&dev);
+	if (!dev_path[0])
+		return -ENODEV;
+	r = bd_open(&dev, dev_path, writable);
+	if (r < 0)
+		LOG(TORPOR_LOG_ERR, "cannot open %s (under %s): %s", dev_path,
+		    path[0] ? path : "the image file", strerror(-r));
+	return r;
+}
+
+/* The file's page cache did not see writes to the device below it. */
+static void
+drop_file_cache(void)
+{
+	int fd;
+
+	if (!path[0])
+		return;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		close(fd);
+	}
+}
+
+static int
+write_signature(const struct bd_index *ix)
+{
+	uint8_t *blk;
+	int r;
+
+	if (posix_memalign((void **)&blk, BD_BLOCK, BD_BLOCK) != 0)
+		return -ENOMEM;
+	if (ix)
+		bd_index_encode(ix, SIG_MAGIC, blk);
+	else
+		memset(blk, 0, BD_BLOCK);
+	r = bd_write(&dev, sig_phys, blk, BD_BLOCK);
+	free(blk);
+	if (r == 0)
+		r = bd_sync(&dev);
+	if (r < 0)
+		LOG(TORPOR_LOG_ERR, "cannot write the signature block of %s: %s",
+		    path[0] ? path : dev_path, strerror(-r));
+	drop_file_cache();
+	return r;
+}
+
+static int
+file_reserve(uint64_t expected)
+{
+	uint64_t need, avail;
+	int r;
+
+	bd_stream_free(&out);
+	reserved = false;
+	bd_image_clear(&img);
+	if (!have_space) {
+		LOG(TORPOR_LOG_ERR, "no image file to write to ([file] path=)");
+		return -ENODEV;
+	}
+	/* Signature block, stream, header (at most IMAGE_MAX_HEADER). */
+	need = BD_BLOCK + bd_round_up(expected, BD_BLOCK) + IMAGE_MAX_HEADER;
+	avail = space.total;
+	if (need > avail) {
+		LOG(TORPOR_LOG_ERR, "need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
+		    (need + (1 << 20) - 1) >> 20, avail >> 20, path);
+		return -ENOSPC;
+	}
+	r = open_dev(true);
+	if (r < 0)
+		return r;
+	/* An older image must not survive a cycle that fails half-way. */
+	r = write_signature(NULL);
+	if (r < 0)
+		return r;
+	r = bd_stream_init(&out, BD_BLOCK);
+	if (r < 0)
+		return r;
+	next_at = BD_BLOCK;
+	reserved = true;
+	return 0;
+}
+
+/* Write n bytes (whole blocks) at file byte *ctx and advance it. */
+static int
+emit_stream(void *ctx, const uint8_t *p, size_t n)
+{
+	uint64_t at = *(uint64_t *)ctx;
+	int r;
+
+	if (at > space.total || n > space.total - at) {
+		LOG(TORPOR_LOG_ERR, "image file %s is full", path);
+		return -ENOSPC;
+	}
+	r = bd_map_write(&dev, &space, at, p, n);
+	if (r < 0) {
+		LOG(TORPOR_LOG_ERR, "write to %s at file byte %" PRIu64 " failed: %s",
+		    dev_path, at, strerror(-r));
+		return r;
+	}
+	*(uint64_t *)ctx = at + n;
+	return 0;
+}
+
+static int
+file_write(const void *buf, size_t len)
+{
+	if (!reserved)
+		return -EINVAL;
+	return bd_stream_write(&out, buf, len, emit_stream, &next_at);
+}
+
+/* The physical runs of the stream, from its place in the file. */
+static int
+stream_runs(struct bd_map *ret)
+{
+	uint64_t len = bd_round_up(out.written, BD_BLOCK);
+
+	memset(ret, 0, sizeof(*ret));
+	return len ? bd_map_slice(&space, BD_BLOCK, len, ret) : 0;
+}
+
+static size_t
+file_storage_needed(void)
+{
+	struct bd_map m;
+	size_t need;
+
+	if (!reserved || stream_runs(&m) < 0)
+		return bd_map_blob_size(space.n);
+	need = bd_map_blob_size(m.n);
+	bd_map_clear(&m);
+	return need;
+}
+
+static int
+file_save_config(uint8_t *buf, size_t size)
+{
+	struct bd_map m;
+	int r;
+
+	if (!reserved)
+		return -EINVAL;
+	r = bd_stream_flush(&out, emit_stream, &next_at);
+	if (r == 0)
+		r = stream_runs(&m);
+	if (r < 0)
+		return r;
+	r = bd_map_save(&m, out.written, buf, size);
+	bd_map_clear(&m);
+	return r;
+}
+
+static int
+file_commit(const void *header, size_t len)
+{
+	struct bd_index ix = { 0 };
+	struct bd_map stream = { 0 };
+	uint64_t at;
+	int r;
+
+	if (!reserved)
+		return -EINVAL;
+	r = bd_stream_flush(&out, emit_stream, &next_at);
+	if (r < 0)
+		return r;
+	at = BD_BLOCK + bd_round_up(out.written, BD_BLOCK);
+	if (at > space.total || bd_round_up(len, BD_BLOCK) > space.total - at) {
+		LOG(TORPOR_LOG_ERR, "image file %s has no room left for the image header",
+		    path);
+		return -ENOSPC;
+	}
+	r = bd_map_slice(&space, at, bd_round_up(len, BD_BLOCK), &ix.header);
+	if (r == 0 && ix.header.n > BD_INDEX_MAX_RUNS)
+		r = -E2BIG;
+	if (r == 0)
+		r = bd_map_write(&dev, &ix.header, 0, header, len);
+	/* Everything the signature points at is on the disk first. */
+	if (r == 0)
+		r = bd_sync(&dev);
+	ix.header_len = len;
+	if (r == 0)
+		r = write_signature(&ix);
+	if (r == 0)
+		r = stream_runs(&stream);
+	if (r < 0) {
+		LOG(TORPOR_LOG_ERR, "commit to %s failed: %s", path, strerror(-r));
+		bd_map_clear(&ix.header);
+		return r;
+	}
+	/* Readable at once: the simulated cycle goes on as after a resume. */
+	bd_image_clear(&img);
+	img.found = true;
+	img.ix = ix;
+	img.stream = stream;
+	img.stream_len = out.written;
+	img.have_stream = true;
+	reserved = false;
+	return 0;
+}
+
+static void
+file_abort(void)
+{
+	/* reserve() already zeroed the signature; the data is garbage
+	 * nobody points at. */
+	bd_stream_free(&out);
+	reserved = false;
+}
+
+static int
+file_find(void)
+{
+	uint8_t *blk;
+	int r;
+
+	bd_image_clear(&img);
+	r = open_dev(false);
+	if (r < 0)
+		return r;
+	if (sig_phys > dev.size || BD_BLOCK > dev.size - sig_phys) {
+		LOG(TORPOR_LOG_ERR, "the signature block at byte %" PRIu64 " lies outside %s",
+		    sig_phys, dev_path);
+		return -ERANGE;
+	}
+	if (posix_memalign((void **)&blk, BD_BLOCK, BD_BLOCK) != 0)
+		return -ENOMEM;
+	r = bd_read(&dev, sig_phys, blk, BD_BLOCK);
+	if (r == 0) {
+		r = bd_index_decode(blk, SIG_MAGIC, &img.ix);
+		if (r == -ENOENT) {
+			r = 0;
+		} else if (r < 0) {
+			LOG(TORPOR_LOG_ERR, "the signature block of %s is corrupt",
+			    path[0] ? path : dev_path);
+			img.found = img.corrupt = true;
+			r = 1;
+		} else {
+			img.found = true;
+			r = 1;
+		}
+	}
+	free(blk);
+	return r;
+}
+
+static int
+file_read_header(void *buf, size_t size, size_t *ret_len)
+{
+	int r = open_dev(false);
+
+	if (r < 0)
+		return r;
+	r = bd_image_read_header(&dev, &img, buf, size, ret_len);
+	if (r == -EBADMSG)
+		LOG(TORPOR_LOG_ERR, "the image header in %s lies outside the device or is unreadable",
+		    path[0] ? path : dev_path);
+	return r;
+}
+
+static int
+file_load_config(const uint8_t *buf, size_t len)
+{
+	return bd_image_load_config(&img, buf, len);
+}
+
+static int
+file_read(uint64_t offset, void *buf, size_t len)
+{
+	int r = open_dev(false);
+
+	return r < 0 ? r : bd_image_read(&dev, &img, offset, buf, len);
+}
+
+static int
+file_invalidate(void)
+{
+	uint8_t *blk;
+	int r;
+
+	r = open_dev(true);
+	if (r < 0)
+		return r;
+	if (posix_memalign((void **)&blk, BD_BLOCK, BD_BLOCK) != 0)
+		return -ENOMEM;
+	r = bd_read(&dev, sig_phys, blk, BD_BLOCK);
+	/* Only a block that carries the signature is ours to clear. */
+	if (r == 0 && memcmp(blk, SIG_MAGIC, 8) == 0)
+		r = write_signature(NULL);
+	free(blk);
+	return r;
+}
+
+static int
+file_rewrite_header(const void *header, size_t len)
+{
+	int r = open_dev(true);
+
+	return r < 0 ? r : bd_image_rewrite_header(&dev, &img, header, len);
+}
+
+static int
+file_resume_args(char *buf, size_t size)
+{
+	const char *p = host->config_get(NAME, "path");
+	bool own = !have_space;
+	char uuid[40];
+	int n, r = 0;
+
+	if (own) {
+		r = locate(p && *p ? p : DEFAULT_PATH);
+		if (r < 0)
+			return r;
+	}
+	if (sig_phys % page) {
+		LOG(TORPOR_LOG_ERR, "the first block of %s is not page aligned on %s; resume_offset cannot name it",
+		    path, dev_path);
+		r = -EINVAL;
+		goto out;
+	}
+	if (bd_uuid_of(dev_path, uuid, sizeof(uuid)) == 0)
+		n = snprintf(buf, size, "resume=UUID=%s resume_offset=%" PRIu64,
+			     uuid, sig_phys / page);
+	else
+		n = snprintf(buf, size, "resume=%s resume_offset=%" PRIu64,
+			     dev_path, sig_phys / page);
+	if (n < 0 || (size_t)n >= size)
+		r = -ENOBUFS;
+out:
+	if (own)
+		reset_location();
+	return r;
+}
+
+static int
+file_print_debug_info(char *buf, size_t size)
+{
+	const char *p = host ? host->config_get(NAME, "path") : NULL;
+	int n = snprintf(buf, size, "file: %s", p && *p ? p : DEFAULT_PATH);
+
+	if (n < 0)
+		return -EIO;
+	return (size_t)n >= size ? (int)size - 1 : n;
+}
+
+static int
+file_load(const struct torpor_host *h)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+
+	host = h;
+	page = ps >= (long)BD_BLOCK ? (uint32_t)ps : BD_BLOCK;
+	bd_init(&dev);
+	memset(&img, 0, sizeof(img));
+	memset(&out, 0, sizeof(out));
+	memset(&space, 0, sizeof(space));
+	reset_location();
+	return 0;
+}
+
+static void
+file_unload(void)
+{
+	file_cleanup(1);
+}
+
+static const struct torpor_writer_ops file_writer = {
+	.reserve = file_reserve,
+	.write = file_write,
+	.commit = file_commit,
+	.abort = file_abort,
+	.find = file_find,
+	.read_header = file_read_header,
+	.read = file_read,
+	.invalidate = file_invalidate,
+	.rewrite_header = file_rewrite_header,
+	.resume_args = file_resume_args,
+};
+
+static const struct torpor_plugin file_plugin = {
+	.name = "file",
+	.description = "writes the image into a preallocated file, through the block device under it",
+	.type = TORPOR_PLUGIN_WRITER,
+	.config_keys = file_keys,
+	.load = file_load,
+	.unload = file_unload,
+	.initialise = file_initialise,
+	.cleanup = file_cleanup,
+	.storage_needed = file_storage_needed,
+	.save_config = file_save_config,
+	.load_config = file_load_config,
+	.print_debug_info = file_print_debug_info,
+	.writer = &file_writer,
+};
+
+TORPOR_PLUGIN_REGISTER(file_plugin)

@@ -1,0 +1,980 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * swap: the image in a swap partition or a swap file.
+ *
+ * The swap area keeps everything that makes it a swap area: only the tail
+ * of its header page changes.  The last 10 bytes ("SWAPSPACE2") become
+ * "TORPOR0001" and the 54 unused bytes before them point at an index
+ * block; the index block says where the image header lies, and the
+ * header's writer blob says where the data stream lies.  The original tail
+ * is kept in the index block, and invalidate() / refused() put it back
+ * byte for byte, so the swap UUID and label (bytes 1036..1068, never
+ * written) and the signature survive.
+ *
+ * Pages come from the kernel (SNAPSHOT_ALLOC_SWAP_PAGE) with the kernel
+ * snapshot source.  With the simulated source torpor allocates from the
+ * swap area itself, front to back; that is only safe while the kernel does
+ * not use the area, so the area must not be active (swapoff).
+ *
+ * A swap file is written through the block device under it, at the
+ * physical offsets FIEMAP gives, so nothing of its filesystem changes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <torpor/plugin.h>
+
+#include "image-format.h"
+
+#include "../common/blockdev.h"
+
+#define SWAP_SIG "SWAPSPACE2"
+#define TORPOR_SIG "TORPOR0001"
+#define INDEX_MAGIC "TORPORSI"
+#define TAIL_VERSION 1u
+/* Where torpor's pointer lives, counted back from the end of the header
+ * page; the kernel's own swsusp_header uses the same unused stretch. */
+#define TAIL_LEN BD_INDEX_SAVED
+#define BADPAGES_AT 1536
+
+static const char *const NAME = "swap";
+
+static const struct torpor_host *host;
+static uint32_t page;			/* swap page size */
+
+/* Where the swap area is (from initialise). */
+static char spec[PATH_MAX];		/* as configured, for messages */
+static char dev_path[PATH_MAX];		/* block device written */
+static char file_path[PATH_MAX];	/* swap file, or "" */
+static dev_t dev_rdev;
+static uint64_t hdr_phys;		/* page 0 of the area on dev_path */
+static struct bd_map area;		/* the area's bytes, logical -> physical */
+static bool have_area;			/* area known (not at resume=) */
+static char area_uuid[40];
+
+static struct bd_dev dev;
+
+/* Writing. */
+static bool kernel_mode;
+static uint8_t *hdr_page;		/* page 0 as found at reserve() */
+static uint8_t saved_tail[TAIL_LEN];
+static uint32_t last_page, nr_bad;
+static uint32_t *bad;
+static uint64_t cursor;			/* sim: next free page */
+static struct bd_stream out;
+static struct bd_map stream;		/* runs of the data stream */
+static bool reserved;
+
+/* Reading. */
+static struct bd_image img;
+
+static const struct torpor_config_key swap_keys[] = {
+	{ .name = "device", .type = TORPOR_CONFIG_PATH,
+	  .help = "swap partition (path, UUID=, LABEL=, PARTUUID=) or swap file; unset: the active non-zram swap with the most free space" },
+	{ .name = NULL },
+};
+
+#define LOG(level, ...) host->log(level, NAME, __VA_ARGS__)
+
+static void
+reset_write_state(void)
+{
+	free(hdr_page);
+	hdr_page = NULL;
+	free(bad);
+	bad = NULL;
+	nr_bad = 0;
+	bd_stream_free(&out);
+	bd_map_clear(&stream);
+	reserved = false;
+}
+
+static void
+reset_area(void)
+{
+	bd_map_clear(&area);
+	have_area = false;
+	dev_path[0] = file_path[0] = spec[0] = area_uuid[0] = '\0';
+	hdr_phys = 0;
+	dev_rdev = 0;
+}
+
+/* Is the block device or file at path the one in /proc/swaps line name? */
+static bool
+same_object(const char *name, const struct stat *want)
+{
+	struct stat st;
+
+	if (stat(name, &st) < 0)
+		return false;
+	if (S_ISBLK(want->st_mode))
+		return S_ISBLK(st.st_mode) && st.st_rdev == want->st_rdev;
+	return S_ISREG(st.st_mode) && st.st_dev == want->st_dev &&
+	       st.st_ino == want->st_ino;
+}
+
+/* /proc/swaps escapes blanks as \040. */
+static void
+unescape(char *s)
+{
+	char *o = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] && s[3]) {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 4;
+		} else {
+			*o++ = *s++;
+		}
+	}
+	*o = '\0';
+}
+
+/*
+ * With want == NULL: pick the active non-zram swap with the most free
+ * space into buf.  Otherwise: 1 when want is active, 0 when not.
+ */
+static int
+scan_proc_swaps(const struct stat *want, char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/swaps", "re");
+	char line[PATH_MAX + 128], name[PATH_MAX];
+	unsigned long long sz, used, best = 0;
+	int r = want ? 0 : -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%4095s %*s %llu %llu", name, &sz, &used) != 3)
+			continue;
+		unescape(name);
+		if (want) {
+			if (same_object(name, want)) {
+				r = 1;
+				break;
+			}
+			continue;
+		}
+		if (strncmp(name, "/dev/zram", 9) == 0 || used > sz)
+			continue;
+		if (r < 0 || sz - used > best) {
+			best = sz - used;
+			snprintf(buf, size, "%s", name);
+			r = 0;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+/* Find where the swap area named by s lives: dev_path, hdr_phys, area. */
+static int
+locate(const char *s)
+{
+	char path[PATH_MAX], why[512];
+	struct stat st;
+	int fd, r;
+
+	r = bd_resolve(s, path, sizeof(path));
+	if (r < 0) {
+		LOG(TORPOR_LOG_ERR, "cannot find swap area %s: %s", s,
+		    r == -ENODEV ? "no such device" : strerror(-r));
+		return r;
+	}
+	if (stat(path, &st) < 0) {
+		r = -errno;
+		LOG(TORPOR_LOG_ERR, "swap area %s (%s) is gone: %s", s, path,
+		    strerror(errno));
+		return r;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		snprintf(dev_path, sizeof(dev_path), "%s", path);
+		dev_rdev = st.st_rdev;
+		hdr_phys = 0;
+		file_path[0] = '\0';
+		/* The logical space is the device itself; its size is
+		 * known once it is opened. */
+		have_area = true;
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		LOG(TORPOR_LOG_ERR, "%s is neither a block device nor a swap file", path);
+		return -EINVAL;
+	}
+	snprintf(file_path, sizeof(file_path), "%s", path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		LOG(TORPOR_LOG_ERR, "cannot open swap file %s: %s", path, strerror(errno));
+		return r;
+	}
+	r = bd_check_fs(fd, why, sizeof(why));
+	if (r == 0)
+		r = bd_file_map(fd, (uint64_t)st.st_size / page * page, &area,
+				why, sizeof(why));
+	close(fd);
+	if (r < 0) {
+		LOG(TORPOR_LOG_ERR, "swap file %s %s", path, why);
+		return r;
+	}
+	r = bd_devnode(st.st_dev, dev_path, sizeof(dev_path));
+	if (r < 0) {
+		LOG(TORPOR_LOG_ERR, "cannot find the block device under %s: %s",
+		    path, strerror(-r));
+		return r;
+	}
+	dev_rdev = st.st_dev;
+	if (area.n == 0 || area.runs[0].phys % page) {
+		LOG(TORPOR_LOG_ERR, "swap file %s does not start on a page boundary of %s",
+		    path, dev_path);
+		return -EINVAL;
+	}
+	hdr_phys = area.runs[0].phys;
+	have_area = true;
+	return 0;
+}
+
+static int
+swap_initialise(int starting_cycle)
+{
+	const char *resume = host->config_get("torpor", "resume");
+	const char *offset = host->config_get("torpor", "resume_offset");
+	const char *s = host->config_get(NAME, "device");
+	char picked[PATH_MAX];
+	struct stat st;
+	int r;
+
+	reset_area();
+	if (!starting_cycle)
+		return 0;
+	if (resume && *resume) {
+		/* The resume location overrides: device and header page. */
+		unsigned long long pages = 0;
+		char *end;
+
+		if (offset && *offset) {
+			errno = 0;
+			pages = strtoull(offset, &end, 10);
+			if (errno || *end || pages > UINT64_MAX / page) {
+				LOG(TORPOR_LOG_ERR, "resume_offset=%s is not a page number", offset);
+				return -EINVAL;
+			}
+		}
+		snprintf(spec, sizeof(spec), "%s", resume);
+		r = bd_resolve(resume, dev_path, sizeof(dev_path));
+		if (r < 0) {
+			LOG(TORPOR_LOG_ERR, "cannot find resume=%s: %s", resume,
+			    r == -ENODEV ? "no such device" : strerror(-r));
+			return r;
+		}
+		if (stat(dev_path, &st) < 0 || !S_ISBLK(st.st_mode)) {
+			LOG(TORPOR_LOG_ERR, "resume=%s (%s) is not a block device", resume,
+			    dev_path);
+			return -ENOTBLK;
+		}
+		dev_rdev = st.st_rdev;
+		hdr_phys = pages * page;
+		return 0;
+	}
+	if (!s || !*s) {
+		r = scan_proc_swaps(NULL, picked, sizeof(picked));
+		if (r < 0) {
+			LOG(TORPOR_LOG_ERR, "no [swap] device= configured and no active swap area (other than zram) to choose");
+			return -ENODEV;
+		}
+		LOG(TORPOR_LOG_INFO, "using %s, the active swap area with the most free space",
+		    picked);
+		s = picked;
+	}
+	snprintf(spec, sizeof(spec), "%s", s);
+	r = locate(s);
+	if (r < 0)
+		return r;
+	/* Remember whose area this is, to notice a swap between now and
+	 * reserve(). */
+	if (bd_uuid_of(file_path[0] ? file_path : dev_path, area_uuid,
+		       sizeof(area_uuid)) < 0)
+		area_uuid[0] = '\0';
+	return 0;
+}
+
+static void
+swap_cleanup(int finishing_cycle)
+{
+	reset_write_state();
+	bd_image_clear(&img);
+	bd_close(&dev);
+	reset_area();
+}
+
+static int
+open_dev(bool writable)
+{
+	int r;
+
+	if (dev.fd >= 0 && (dev.writable || !writable))
+		return 0;
+	bd_close(&dev);
+	if (!dev_path[0])
+		return -ENODEV;
+	r = bd_open(&dev, dev_path, writable);
+	if (r < 0) {
+		if (r == -ENXIO || r == -ENOENT || r == -ENODEV || r == -ENOMEDIUM)
+			LOG(TORPOR_LOG_ERR, "swap area %s has disappeared: %s cannot be opened or is empty (%s)",
+			    spec, dev_path, strerror(-r));
+		else
+			LOG(TORPOR_LOG_ERR, "cannot open %s: %s", dev_path, strerror(-r));
+	}
+	return r;
+}
+
+static int
+read_page0(uint8_t *buf)
+{
+	int r;
+
+	if (hdr_phys > dev.size || page > dev.size - hdr_phys) {
+		LOG(TORPOR_LOG_ERR, "the swap header at byte %" PRIu64 " lies outside %s (%" PRIu64 " bytes)",
+		    hdr_phys, dev_path, dev.size);
+		return -ERANGE;
+	}
+	r = bd_read(&dev, hdr_phys, buf, page);
+	if (r < 0)
+		LOG(TORPOR_LOG_ERR, "cannot read the swap header of %s: %s", dev_path,
+		    strerror(-r));
+	return r;
+}
+
+static int
+write_page0(const uint8_t *buf)
+{
+	int r = bd_write(&dev, hdr_phys, buf, page);
+
+	if (r == 0)
+		r = bd_sync(&dev);
+	if (r < 0) {
+		LOG(TORPOR_LOG_ERR, "cannot write the swap header of %s: %s", dev_path,
+		    strerror(-r));
+		return r;
+	}
+	if (file_path[0]) {
+		/* swapon and blkid read a swap file through its page cache,
+		 * which did not see the write to the device below. */
+		int fd = open(file_path, O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+			close(fd);
+		}
+	}
+	return 0;
+}
+
+/* The tail torpor writes: a pointer to the index block and the
+ * signature. */
+static void
+encode_tail(uint8_t *pg, uint64_t index_phys)
+{
+	uint8_t *t = pg + page - TAIL_LEN;
+
+	memset(t, 0, TAIL_LEN);
+	bd_put64(t, index_phys);
+	bd_put32(t + 8, TAIL_VERSION);
+	memcpy(t + TAIL_LEN - 10, TORPOR_SIG, 10);
+	bd_put32(t + 12, bd_crc32c(0, t, TAIL_LEN));
+}
+
+static int
+decode_tail(const uint8_t *pg, uint64_t *ret_index)
+{
+	uint8_t t[TAIL_LEN];
+
+	memcpy(t, pg + page - TAIL_LEN, TAIL_LEN);
+	if (memcmp(t + TAIL_LEN - 10, TORPOR_SIG, 10) != 0)
+		return -ENOENT;
+	bd_put32(t + 12, 0);
+	if (bd_crc32c(0, t, TAIL_LEN) != bd_get32(pg + page - TAIL_LEN + 12) ||
+	    bd_get32(t + 8) != TAIL_VERSION)
+		return -EBADMSG;
+	*ret_index = bd_get64(t);
+	return 0;
+}
+
+/* Read and decode the index block at byte at of the device. */
+static int
+read_index(uint64_t at, struct bd_index *ret)
+{
+	uint8_t *blk;
+	int r;
+
+	if (at % 512 || at > dev.size || BD_BLOCK > dev.size - at)
+		return -ERANGE;
+	if (posix_memalign((void **)&blk, BD_BLOCK, BD_BLOCK) != 0)
+		return -ENOMEM;
+	r = bd_read(&dev, at, blk, BD_BLOCK);
+	if (r == 0)
+		r = bd_index_decode(blk, INDEX_MAGIC, ret);
+	free(blk);
+	return r;
+}
+
+/* The original tail of a header page that carries torpor's signature:
+ * from its index block, or, when that is unreadable, what mkswap writes
+ * (zeros and SWAPSPACE2). */
+static void
+original_tail(const uint8_t *pg, uint8_t *ret)
+{
+	struct bd_index ix;
+	uint64_t at;
+
+	memset(ret, 0, TAIL_LEN);
+	memcpy(ret + TAIL_LEN - 10, SWAP_SIG, 10);
+	if (decode_tail(pg, &at) < 0 || read_index(at, &ix) < 0)
+		return;
+	if (memcmp(ix.saved + TAIL_LEN - 10, SWAP_SIG, 10) == 0)
+		memcpy(ret, ix.saved, TAIL_LEN);
+	bd_map_clear(&ix.header);
+}
+
+/* Put the original tail back if torpor's signature is there. */
+static int
+restore_swap_signature(void)
+{
+	uint8_t *pg;
+	int r;
+
+	r = open_dev(true);
+	if (r < 0)
+		return r;
+	pg = malloc(page);
+	if (!pg)
+		return -ENOMEM;
+	r = read_page0(pg);
+	if (r == 0 && memcmp(pg + page - 10, TORPOR_SIG, 10) == 0) {
+		uint8_t tail[TAIL_LEN];
+
+		if (img.found && !img.corrupt)
+			memcpy(tail, img.ix.saved, TAIL_LEN);
+		else
+			original_tail(pg, tail);
+		if (memcmp(tail + TAIL_LEN - 10, SWAP_SIG, 10) != 0) {
+			memset(tail, 0, TAIL_LEN);
+			memcpy(tail + TAIL_LEN - 10, SWAP_SIG, 10);
+		}
+		memcpy(pg + page - TAIL_LEN, tail, TAIL_LEN);
+		r = write_page0(pg);
+	}
+	free(pg);
+	return r;
+}
+
+static bool
+is_bad_page(uint64_t p)
+{
+	for (uint32_t i = 0; i < nr_bad; i++)
+		if (bad[i] == p)
+			return true;
+	return false;
+}
+
+/* Free bytes of the area for the simulated source: pages 1..last_page. */
+static uint64_t
+sim_free_bytes(void)
+{
+	return ((uint64_t)last_page - nr_bad) * page;
+}
+
+static int
+swap_reserve(uint64_t expected)
+{
+	uint64_t need, avail;
+	char uuid[40];
+	struct stat st;
+	int active, r;
+
+	reset_write_state();
+	bd_image_clear(&img);
+	if (!have_area) {
+		LOG(TORPOR_LOG_ERR, "no swap area to write to (initialise found none)");
+		return -ENODEV;
+	}
+	kernel_mode = host->snapshot_kind() == TORPOR_SNAPSHOT_KERNEL;
+	if (stat(file_path[0] ? file_path : dev_path, &st) < 0) {
+		r = -errno;
+		LOG(TORPOR_LOG_ERR, "swap area %s has disappeared: %s: %s", spec,
+		    file_path[0] ? file_path : dev_path, strerror(errno));
+		return r;
+	}
+	r = open_dev(true);
+	if (r < 0)
+		return r;
+	if (!file_path[0]) {
+		bd_map_clear(&area);
+		r = bd_map_add(&area, 0, dev.size / page * page);
+		if (r < 0)
+			return r;
+	}
+	hdr_page = malloc(page);
+	if (!hdr_page)
+		return -ENOMEM;
+	r = read_page0(hdr_page);
+	if (r < 0)
+		return r;
+	if (area_uuid[0] && (bd_uuid_of(file_path[0] ? file_path : dev_path, uuid,
+				      sizeof(uuid)) < 0 || strcmp(uuid, area_uuid) != 0)) {
+		LOG(TORPOR_LOG_ERR, "swap area %s has changed since it was chosen (UUID %s is gone)",
+		    spec, area_uuid);
+		return -ENODEV;
+	}
+	if (memcmp(hdr_page + page - 10, TORPOR_SIG, 10) == 0) {
+		/* An image nobody resumed: it must not survive a cycle that
+		 * fails half-way, and its pages are about to be reused. */
+		LOG(TORPOR_LOG_NOTICE, "discarding an older image on %s", spec);
+		original_tail(hdr_page, saved_tail);
+		memcpy(hdr_page + page - TAIL_LEN, saved_tail, TAIL_LEN);
+		r = write_page0(hdr_page);
+		if (r < 0)
+			return r;
+	} else if (memcmp(hdr_page + page - 10, SWAP_SIG, 10) != 0) {
+		LOG(TORPOR_LOG_ERR, "%s is not a swap area (no %s signature); run mkswap on it first",
+		    spec, SWAP_SIG);
+		return -EINVAL;
+	}
+	memcpy(saved_tail, hdr_page + page - TAIL_LEN, TAIL_LEN);
+	last_page = bd_get32(hdr_page + 1028);
+	nr_bad = bd_get32(hdr_page + 1032);
+	if (bd_get32(hdr_page + 1024) != 1 ||
+	    (uint64_t)BADPAGES_AT + 4ull * nr_bad > page - TAIL_LEN) {
+		LOG(TORPOR_LOG_ERR, "swap header of %s is not version 1 or its bad-page list reaches torpor's tail",
+		    spec);
+		return -EINVAL;
+	}
+	if (nr_bad) {
+		bad = calloc(nr_bad, sizeof(*bad));
+		if (!bad)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < nr_bad; i++)
+			bad[i] = bd_get32(hdr_page + BADPAGES_AT + 4 * i);
+	}
+	if ((uint64_t)last_page + 1 > area.total / page) {
+		LOG(TORPOR_LOG_ERR, "swap header of %s says %u pages, the area holds %" PRIu64,
+		    spec, last_page + 1, area.total / page);
+		return -EINVAL;
+	}
+
+	active = scan_proc_swaps(&st, NULL, 0);
+	if (kernel_mode) {
+		r = host->swap_set_area(bd_kernel_dev(dev_rdev), hdr_phys);
+		if (r < 0) {
+			LOG(TORPOR_LOG_ERR, "the kernel refused swap area %s (%s at byte %" PRIu64 ")%s: %s",
+			    spec, dev_path, hdr_phys,
+			    active == 0 ? "; it is not active: swapon it first" : "",
+			    strerror(-r));
+			return r;
+		}
+		{
+			int64_t a = host->swap_avail();
+
+			avail = a > 0 ? (uint64_t)a : 0;
+		}
+	} else {
+		if (active) {
+			LOG(TORPOR_LOG_ERR, "swap area %s is in use by the kernel: with the simulated snapshot source torpor cannot tell which of its pages are free; run swapoff %s first",
+			    spec, file_path[0] ? file_path : dev_path);
+			return -EBUSY;
+		}
+		avail = sim_free_bytes();
+	}
+
+	/* The stream, the header (at most IMAGE_MAX_HEADER) and the index. */
+	need = bd_round_up(expected, page) + IMAGE_MAX_HEADER + page;
+	if (need > avail) {
+		LOG(TORPOR_LOG_ERR, "need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
+		    (need + (1 << 20) - 1) >> 20, avail >> 20, spec);
+		return -ENOSPC;
+	}
+	r = bd_stream_init(&out, page);
+	if (r < 0)
+		return r;
+	cursor = 1;
+	reserved = true;
+	return 0;
+}
+
+/* Take count pages; append their physical runs to m. */
+static int
+alloc_pages(uint64_t count, struct bd_map *m)
+{
+	int r;
+
+	while (count > 0) {
+		if (kernel_mode) {
+			int64_t off = host->swap_alloc_page();
+
+			if (off <= 0) {
+				LOG(TORPOR_LOG_ERR, "the kernel has no free page left in %s: %s",
+				    spec, off < 0 ? strerror((int)-off) : "none");
+				return off < 0 ? (int)off : -ENOSPC;
+			}
+			if ((uint64_t)off % page || (uint64_t)off == hdr_phys)
+				return -EIO;
+			r = bd_map_add(m, (uint64_t)off, page);
+			if (r < 0)
+				return r;
+			count--;
+			continue;
+		}
+		while (cursor <= last_page && is_bad_page(cursor))
+			cursor++;
+		if (cursor > last_page) {
+			LOG(TORPOR_LOG_ERR, "swap area %s is full", spec);
+			return -ENOSPC;
+		}
+		/* Contiguous logical pages up to the next bad one. */
+		{
+			uint64_t n = 1;
+
+			while (n < count && cursor + n <= last_page &&
+			       !is_bad_page(cursor + n))
+				n++;
+			r = bd_map_slice(&area, cursor * page, n * page, m);
+			if (r < 0)
+				return r;
+			cursor += n;
+			count -= n;
+		}
+	}
+	return 0;
+}
+
+/* Write n bytes (whole pages) of the stream to newly taken pages. */
+static int
+emit_stream(void *ctx, const uint8_t *p, size_t n)
+{
+	struct bd_map runs = { 0 };
+	int r;
+
+	r = alloc_pages(n / page, &runs);
+	for (size_t i = 0; r == 0 && i < runs.n; i++) {
+		r = bd_write(&dev, runs.runs[i].phys, p, runs.runs[i].len);
+		if (r < 0)
+			LOG(TORPOR_LOG_ERR, "write to %s at byte %" PRIu64 " failed: %s",
+			    dev_path, runs.runs[i].phys, strerror(-r));
+		p += runs.runs[i].len;
+		if (r == 0)
+			r = bd_map_add(&stream, runs.runs[i].phys, runs.runs[i].len);
+	}
+	bd_map_clear(&runs);
+	return r;
+}
+
+static int
+swap_write(const void *buf, size_t len)
+{
+	if (!reserved)
+		return -EINVAL;
+	return bd_stream_write(&out, buf, len, emit_stream, NULL);
+}
+
+static size_t
+swap_storage_needed(void)
+{
+	/* One more run for the last partial page. */
+	return bd_map_blob_size(stream.n + 1);
+}
+
+static int
+swap_save_config(uint8_t *buf, size_t size)
+{
+	int r;
+
+	if (!reserved)
+		return -EINVAL;
+	r = bd_stream_flush(&out, emit_stream, NULL);
+	if (r < 0)
+		return r;
+	if (bd_map_blob_size(stream.n) > IMAGE_MAX_BLOB) {
+		LOG(TORPOR_LOG_ERR, "the image lies in %zu pieces on %s: too fragmented to describe",
+		    stream.n, spec);
+		return -E2BIG;
+	}
+	return bd_map_save(&stream, out.written, buf, size);
+}
+
+static int
+swap_commit(const void *header, size_t len)
+{
+	struct bd_index ix = { 0 };
+	struct bd_map index_at = { 0 };
+	uint8_t *blk = NULL;
+	int r;
+
+	if (!reserved)
+		return -EINVAL;
+	r = bd_stream_flush(&out, emit_stream, NULL);
+	if (r < 0)
+		return r;
+	r = alloc_pages(bd_round_up(len, page) / page, &ix.header);
+	if (r == 0 && ix.header.n > BD_INDEX_MAX_RUNS) {
+		LOG(TORPOR_LOG_ERR, "the image header lies in %zu pieces: too many", ix.header.n);
+		r = -E2BIG;
+	}
+	if (r == 0)
+		r = bd_map_write(&dev, &ix.header, 0, header, len);
+	if (r == 0)
+		r = alloc_pages(1, &index_at);
+	if (r < 0)
+		goto out;
+	ix.header_len = len;
+	memcpy(ix.saved, saved_tail, TAIL_LEN);
+	if (posix_memalign((void **)&blk, BD_BLOCK, BD_BLOCK) != 0) {
+		blk = NULL;
+		r = -ENOMEM;
+		goto out;
+	}
+	bd_index_encode(&ix, INDEX_MAGIC, blk);
+	r = bd_write(&dev, index_at.runs[0].phys, blk, BD_BLOCK);
+	/* Everything the signature points at is on the disk before the
+	 * signature is. */
+	if (r == 0)
+		r = bd_sync(&dev);
+	if (r < 0)
+		goto out;
+	encode_tail(hdr_page, index_at.runs[0].phys);
+	r = write_page0(hdr_page);
+	if (r < 0)
+		goto out;
+
+	/* The image can be read back at once (the simulated cycle goes on
+	 * as after a resume). */
+	bd_image_clear(&img);
+	img.found = true;
+	img.ix = ix;
+	ix.header.runs = NULL;
+	img.stream = stream;
+	img.stream_len = out.written;
+	img.have_stream = true;
+	memset(&stream, 0, sizeof(stream));
+	reserved = false;
+out:
+	if (r < 0)
+		LOG(TORPOR_LOG_ERR, "commit to %s failed: %s", spec, strerror(-r));
+	bd_map_clear(&ix.header);
+	bd_map_clear(&index_at);
+	free(blk);
+	return r;
+}
+
+static void
+swap_abort(void)
+{
+	/* Nothing was signed: the swap header is as reserve() left it. */
+	if (reserved && kernel_mode && TORPOR_HOST_HAS(host, swap_free_pages))
+		host->swap_free_pages();
+	reset_write_state();
+}
+
+static int
+swap_find(void)
+{
+	uint64_t at = 0;
+	uint8_t *pg;
+	int r;
+
+	bd_image_clear(&img);
+	r = open_dev(false);
+	if (r < 0)
+		return r;
+	pg = malloc(page);
+	if (!pg)
+		return -ENOMEM;
+	r = read_page0(pg);
+	if (r < 0)
+		goto out;
+	if (memcmp(pg + page - 10, TORPOR_SIG, 10) != 0) {
+		if (memcmp(pg + page - 10, SWAP_SIG, 10) != 0)
+			LOG(TORPOR_LOG_WARNING, "%s at byte %" PRIu64 " holds neither a swap nor a torpor signature",
+			    dev_path, hdr_phys);
+		r = 0;
+		goto out;
+	}
+	img.found = true;
+	r = decode_tail(pg, &at);
+	if (r == 0)
+		r = read_index(at, &img.ix);
+	if (r < 0) {
+		LOG(TORPOR_LOG_ERR, "%s carries torpor's signature, but what it points at is corrupt (%s)",
+		    spec, strerror(-r));
+		img.corrupt = true;
+	}
+	r = 1;
+out:
+	free(pg);
+	return r;
+}
+
+static int
+swap_read_header(void *buf, size_t size, size_t *ret_len)
+{
+	int r;
+
+	if (!img.found)
+		return -EBADMSG;
+	r = open_dev(false);
+	if (r < 0)
+		return r;
+	r = bd_image_read_header(&dev, &img, buf, size, ret_len);
+	if (r == -EBADMSG)
+		LOG(TORPOR_LOG_ERR, "the image header on %s lies outside the device or is unreadable",
+		    spec);
+	return r;
+}
+
+static int
+swap_load_config(const uint8_t *buf, size_t len)
+{
+	return bd_image_load_config(&img, buf, len);
+}
+
+static int
+swap_read(uint64_t offset, void *buf, size_t len)
+{
+	int r = open_dev(false);
+
+	return r < 0 ? r : bd_image_read(&dev, &img, offset, buf, len);
+}
+
+static int
+swap_invalidate(void)
+{
+	return restore_swap_signature();
+}
+
+static void
+swap_refused(void)
+{
+	/* The booting system needs its swap back; the image stays
+	 * readable until the pages are reused. */
+	if (restore_swap_signature() == 0)
+		LOG(TORPOR_LOG_NOTICE, "restored the swap signature of %s", spec);
+}
+
+static int
+swap_rewrite_header(const void *header, size_t len)
+{
+	int r = open_dev(true);
+
+	return r < 0 ? r : bd_image_rewrite_header(&dev, &img, header, len);
+}
+
+static int
+swap_resume_args(char *buf, size_t size)
+{
+	const char *s = host->config_get(NAME, "device");
+	char picked[PATH_MAX], uuid[40];
+	bool own = !have_area;
+	int n, r = 0;
+
+	if (own) {
+		if (!s || !*s) {
+			if (scan_proc_swaps(NULL, picked, sizeof(picked)) < 0) {
+				LOG(TORPOR_LOG_ERR, "no [swap] device= configured and no active swap area to name");
+				return -ENODEV;
+			}
+			s = picked;
+		}
+		snprintf(spec, sizeof(spec), "%s", s);
+		r = locate(s);
+		if (r < 0)
+			goto out;
+	}
+	if (hdr_phys % page) {
+		r = -EINVAL;
+		goto out;
+	}
+	if (bd_uuid_of(dev_path, uuid, sizeof(uuid)) == 0)
+		n = snprintf(buf, size, "resume=UUID=%s", uuid);
+	else
+		n = snprintf(buf, size, "resume=%s", dev_path);
+	if (n >= 0 && (size_t)n < size && hdr_phys)
+		n += snprintf(buf + n, size - (size_t)n, " resume_offset=%" PRIu64,
+			      hdr_phys / page);
+	if (n < 0 || (size_t)n >= size)
+		r = -ENOBUFS;
+out:
+	if (own)
+		reset_area();
+	return r;
+}
+
+static int
+swap_print_debug_info(char *buf, size_t size)
+{
+	const char *s = host ? host->config_get(NAME, "device") : NULL;
+	int n = snprintf(buf, size, "swap: device %s", s && *s ? s : "(auto: /proc/swaps)");
+
+	if (n < 0)
+		return -EIO;
+	return (size_t)n >= size ? (int)size - 1 : n;
+}
+
+static int
+swap_load(const struct torpor_host *h)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+
+	host = h;
+	page = ps >= (long)BD_BLOCK ? (uint32_t)ps : BD_BLOCK;
+	bd_init(&dev);
+	memset(&img, 0, sizeof(img));
+	memset(&out, 0, sizeof(out));
+	memset(&stream, 0, sizeof(stream));
+	memset(&area, 0, sizeof(area));
+	reset_area();
+	return 0;
+}
+
+static void
+swap_unload(void)
+{
+	swap_cleanup(1);
+}
+
+static const struct torpor_writer_ops swap_writer = {
+	.reserve = swap_reserve,
+	.write = swap_write,
+	.commit = swap_commit,
+	.abort = swap_abort,
+	.find = swap_find,
+	.read_header = swap_read_header,
+	.read = swap_read,
+	.invalidate = swap_invalidate,
+	.rewrite_header = swap_rewrite_header,
+	.refused = swap_refused,
+	.resume_args = swap_resume_args,
+};
+
+static const struct torpor_plugin swap_plugin = {
+	.name = "swap",
+	.description = "writes the image to a swap partition or swap file, keeping the swap area intact",
+	.type = TORPOR_PLUGIN_WRITER,
+	.config_keys = swap_keys,
+	.load = swap_load,
+	.unload = swap_unload,
+	.initialise = swap_initialise,
+	.cleanup = swap_cleanup,
+	.storage_needed = swap_storage_needed,
+	.save_config = swap_save_config,
+	.load_config = swap_load_config,
+	.print_debug_info = swap_print_debug_info,
+	.writer = &swap_writer,
+};
+
+TORPOR_PLUGIN_REGISTER(swap_plugin)
