@@ -250,6 +250,12 @@ unchecked_setup(void)
 	snprintf(work, sizeof(work), "/tmp/torpor-writers.%ld", (long)getpid());
 	snprintf(cleanup_list, sizeof(cleanup_list), "%s.cleanup", work);
 	unlink(cleanup_list);
+	/* With CK_FORK=no the tests share one process. */
+	cfg_n = 0;
+	kind = TORPOR_SNAPSHOT_SIM;
+	fake_set_calls = 0;
+	fake_next = 16;
+	fake_in_run = 0;
 	if (!skip_all) {
 		sh("rm -rf %s; mkdir -p %s", work, work);
 	}
