@@ -62,8 +62,8 @@
 #define CRYPT_SK_FILE_SIZE 132
 
 /* Argon2id bounds accepted when reading a key file; keygen's defaults. */
-#define CRYPT_ARGON2_PASSES 4
-#define CRYPT_ARGON2_MEMORY_KIB (256u * 1024u)
+#define CRYPT_ARGON2_PASSES 3
+#define CRYPT_ARGON2_MEMORY_KIB (128u * 1024u)
 #define CRYPT_ARGON2_PARALLEL 1
 #define CRYPT_ARGON2_MAX_PASSES 64
 #define CRYPT_ARGON2_MAX_MEMORY_KIB (4u * 1024u * 1024u)
