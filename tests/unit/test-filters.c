@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <math.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1136,6 +1137,8 @@ now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+#define BENCH_ROUNDS 3
+
 struct bench_data {
 	uint8_t *in;
 	size_t total, chunk;
@@ -1164,8 +1167,9 @@ bench_plugin(const char *name, struct bench_data *d, double *ret_enc,
 	     double *ret_dec)
 {
 	size_t i, n = d->total / d->chunk, len;
+	double t0, t_enc = 1e9, t_dec = 1e9;
 	struct filter f;
-	double t0, t1, t2;
+	int round;
 
 	if (!filter_open(name, &f)) {
 		*ret_enc = *ret_dec = 0;
@@ -1174,33 +1178,56 @@ bench_plugin(const char *name, struct bench_data *d, double *ret_enc,
 	d->bound = f.ops->max_encoded_size(d->chunk);
 	d->enc = malloc(n * d->bound);
 	ck_assert_ptr_nonnull(d->enc);
-	t0 = now();
-	for (i = 0; i < n; i++) {
-		struct torpor_chunk_info info = chunk_info(i, d->chunk);
+	/* Fault the pages in first: the first touch is not the codec's. */
+	memset(d->enc, 0, n * d->bound);
+	memset(d->dec, 0, d->total);
+	for (round = 0; round < BENCH_ROUNDS; round++) {
+		t0 = now();
+		for (i = 0; i < n; i++) {
+			struct torpor_chunk_info info = chunk_info(i, d->chunk);
 
-		ck_assert_int_eq(f.ops->encode(f.state, &info,
-					       d->in + i * d->chunk, d->chunk,
-					       d->enc + i * d->bound, d->bound,
-					       &d->enc_len[i]), 0);
-	}
-	t1 = now();
-	for (i = 0; i < n; i++) {
-		struct torpor_chunk_info info = chunk_info(i, d->chunk);
+			ck_assert_int_eq(f.ops->encode(f.state, &info,
+						       d->in + i * d->chunk,
+						       d->chunk,
+						       d->enc + i * d->bound,
+						       d->bound,
+						       &d->enc_len[i]), 0);
+		}
+		t_enc = fmin(t_enc, now() - t0);
+		t0 = now();
+		for (i = 0; i < n; i++) {
+			struct torpor_chunk_info info = chunk_info(i, d->chunk);
 
-		ck_assert_int_eq(f.ops->decode(f.state, &info,
-					       d->enc + i * d->bound,
-					       d->enc_len[i],
-					       d->dec + i * d->chunk, d->chunk,
-					       &len), 0);
+			ck_assert_int_eq(f.ops->decode(f.state, &info,
+						       d->enc + i * d->bound,
+						       d->enc_len[i],
+						       d->dec + i * d->chunk,
+						       d->chunk, &len), 0);
+		}
+		t_dec = fmin(t_dec, now() - t0);
 	}
-	t2 = now();
 	ck_assert_int_eq(memcmp(d->dec, d->in, d->total), 0);
-	bench_report(name, d, t1 - t0, t2 - t1);
+	bench_report(name, d, t_enc, t_dec);
 	free(d->enc);
 	filter_close(&f);
-	*ret_enc = t1 - t0;
-	*ret_dec = t2 - t1;
+	*ret_enc = t_enc;
+	*ret_dec = t_dec;
 }
+
+/* The libraries alone, the way a program without torpor would call them
+ * (looked up with dlsym: the test does not link the codecs). */
+struct raw_codec {
+	__typeof__(lzo1x_1_compress) *lzo_comp;
+	__typeof__(lzo1x_decompress_safe) *lzo_decomp;
+	__typeof__(LZ4_compress_default) *lz4_comp;
+	__typeof__(LZ4_decompress_safe) *lz4_decomp;
+	__typeof__(deflateReset) *dreset;
+	__typeof__(inflateReset) *ireset;
+	__typeof__(deflate) *def;
+	__typeof__(inflate) *inf;
+	z_stream zd, zi;
+	uint8_t *wrk;
+};
 
 static void *
 bench_sym(void *lib, const char *sym)
@@ -1211,133 +1238,127 @@ bench_sym(void *lib, const char *sym)
 	return p;
 }
 
-/* The libraries alone, the way a program without torpor would call them
- * (looked up with dlsym: the test does not link the codecs). */
+static void
+raw_compress(const char *name, struct raw_codec *c, const uint8_t *in,
+	     size_t n, uint8_t *out, size_t bound, size_t *ret_len)
+{
+	if (strcmp(name, "lzo") == 0) {
+		lzo_uint l = bound;
+
+		ck_assert_int_eq(c->lzo_comp(in, n, out, &l, c->wrk), 0);
+		*ret_len = l;
+	} else if (strcmp(name, "lz4") == 0) {
+		int l = c->lz4_comp((const char *)in, (char *)out, (int)n,
+				    (int)bound);
+
+		ck_assert_int_gt(l, 0);
+		*ret_len = (size_t)l;
+	} else {
+		c->dreset(&c->zd);
+		c->zd.next_in = (Bytef *)in;
+		c->zd.avail_in = (uInt)n;
+		c->zd.next_out = out;
+		c->zd.avail_out = (uInt)bound;
+		ck_assert_int_eq(c->def(&c->zd, Z_FINISH), Z_STREAM_END);
+		*ret_len = bound - c->zd.avail_out;
+	}
+}
+
+static void
+raw_decompress(const char *name, struct raw_codec *c, const uint8_t *in,
+	       size_t in_len, uint8_t *out, size_t n)
+{
+	if (strcmp(name, "lzo") == 0) {
+		lzo_uint l = n;
+
+		ck_assert_int_eq(c->lzo_decomp(in, in_len, out, &l, NULL), 0);
+		ck_assert_uint_eq(l, n);
+	} else if (strcmp(name, "lz4") == 0) {
+		ck_assert_int_eq(c->lz4_decomp((const char *)in, (char *)out,
+					       (int)in_len, (int)n), (int)n);
+	} else {
+		c->ireset(&c->zi);
+		c->zi.next_in = (Bytef *)in;
+		c->zi.avail_in = (uInt)in_len;
+		c->zi.next_out = out;
+		c->zi.avail_out = (uInt)n;
+		ck_assert_int_eq(c->inf(&c->zi, Z_FINISH), Z_STREAM_END);
+	}
+}
+
 static void
 bench_raw(const char *name, struct bench_data *d, double *ret_enc,
 	  double *ret_dec)
 {
 	size_t i, n = d->total / d->chunk;
 	size_t bound = d->chunk + d->chunk / 16 + 64 + 3 + 1024;
-	uint8_t *wrk = malloc(LZO1X_1_MEM_COMPRESS);
-	void *lib = NULL;
-	double t0, t1, t2;
-	z_stream zd, zi;
+	struct raw_codec c = { .wrk = malloc(LZO1X_1_MEM_COMPRESS) };
+	double t0, t_enc = 1e9, t_dec = 1e9;
+	void *lib;
+	char what[32];
+	int round;
 
 	d->enc = malloc(n * bound);
-	ck_assert(d->enc && wrk);
+	ck_assert(d->enc && c.wrk);
+	memset(d->enc, 0, n * bound);
+	memset(d->dec, 0, d->total);
 	if (strcmp(name, "lzo") == 0) {
-		__typeof__(lzo1x_1_compress) *comp;
-		__typeof__(lzo1x_decompress_safe) *decomp;
-
 		lib = dlopen("liblzo2.so.2", RTLD_NOW | RTLD_LOCAL);
 		ck_assert_ptr_nonnull(lib);
-		*(void **)&comp = bench_sym(lib, "lzo1x_1_compress");
-		*(void **)&decomp = bench_sym(lib, "lzo1x_decompress_safe");
-		t0 = now();
-		for (i = 0; i < n; i++) {
-			lzo_uint l = bound;
-
-			ck_assert_int_eq(comp(d->in + i * d->chunk, d->chunk,
-					      d->enc + i * bound, &l, wrk), 0);
-			d->enc_len[i] = l;
-		}
-		t1 = now();
-		for (i = 0; i < n; i++) {
-			lzo_uint l = d->chunk;
-
-			ck_assert_int_eq(decomp(d->enc + i * bound,
-						d->enc_len[i],
-						d->dec + i * d->chunk, &l,
-						NULL), 0);
-		}
-		t2 = now();
+		*(void **)&c.lzo_comp = bench_sym(lib, "lzo1x_1_compress");
+		*(void **)&c.lzo_decomp = bench_sym(lib, "lzo1x_decompress_safe");
 	} else if (strcmp(name, "lz4") == 0) {
-		__typeof__(LZ4_compress_default) *comp;
-		__typeof__(LZ4_decompress_safe) *decomp;
-
 		lib = dlopen("liblz4.so.1", RTLD_NOW | RTLD_LOCAL);
 		ck_assert_ptr_nonnull(lib);
-		*(void **)&comp = bench_sym(lib, "LZ4_compress_default");
-		*(void **)&decomp = bench_sym(lib, "LZ4_decompress_safe");
-		t0 = now();
-		for (i = 0; i < n; i++) {
-			int l = comp((const char *)d->in + i * d->chunk,
-				     (char *)d->enc + i * bound,
-				     (int)d->chunk, (int)bound);
-
-			ck_assert_int_gt(l, 0);
-			d->enc_len[i] = (size_t)l;
-		}
-		t1 = now();
-		for (i = 0; i < n; i++)
-			ck_assert_int_eq(decomp((const char *)d->enc + i * bound,
-						(char *)d->dec + i * d->chunk,
-						(int)d->enc_len[i],
-						(int)d->chunk), (int)d->chunk);
-		t2 = now();
+		*(void **)&c.lz4_comp = bench_sym(lib, "LZ4_compress_default");
+		*(void **)&c.lz4_decomp = bench_sym(lib, "LZ4_decompress_safe");
 	} else {
 		__typeof__(deflateInit2_) *dinit;
 		__typeof__(inflateInit2_) *iinit;
-		__typeof__(deflateReset) *dreset;
-		__typeof__(inflateReset) *ireset;
-		__typeof__(deflate) *def;
-		__typeof__(inflate) *inf;
-		__typeof__(deflateEnd) *dend;
-		__typeof__(inflateEnd) *iend;
 
 		lib = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
 		ck_assert_ptr_nonnull(lib);
 		*(void **)&dinit = bench_sym(lib, "deflateInit2_");
 		*(void **)&iinit = bench_sym(lib, "inflateInit2_");
-		*(void **)&dreset = bench_sym(lib, "deflateReset");
-		*(void **)&ireset = bench_sym(lib, "inflateReset");
-		*(void **)&def = bench_sym(lib, "deflate");
-		*(void **)&inf = bench_sym(lib, "inflate");
-		*(void **)&dend = bench_sym(lib, "deflateEnd");
-		*(void **)&iend = bench_sym(lib, "inflateEnd");
-		memset(&zd, 0, sizeof(zd));
-		memset(&zi, 0, sizeof(zi));
-		ck_assert_int_eq(dinit(&zd, 1, Z_DEFLATED, 15, 8,
+		*(void **)&c.dreset = bench_sym(lib, "deflateReset");
+		*(void **)&c.ireset = bench_sym(lib, "inflateReset");
+		*(void **)&c.def = bench_sym(lib, "deflate");
+		*(void **)&c.inf = bench_sym(lib, "inflate");
+		ck_assert_int_eq(dinit(&c.zd, 1, Z_DEFLATED, 15, 8,
 				       Z_DEFAULT_STRATEGY, ZLIB_VERSION,
 				       (int)sizeof(z_stream)), Z_OK);
-		ck_assert_int_eq(iinit(&zi, 15, ZLIB_VERSION,
+		ck_assert_int_eq(iinit(&c.zi, 15, ZLIB_VERSION,
 				       (int)sizeof(z_stream)), Z_OK);
+	}
+	for (round = 0; round < BENCH_ROUNDS; round++) {
 		t0 = now();
-		for (i = 0; i < n; i++) {
-			dreset(&zd);
-			zd.next_in = d->in + i * d->chunk;
-			zd.avail_in = (uInt)d->chunk;
-			zd.next_out = d->enc + i * bound;
-			zd.avail_out = (uInt)bound;
-			ck_assert_int_eq(def(&zd, Z_FINISH), Z_STREAM_END);
-			d->enc_len[i] = bound - zd.avail_out;
-		}
-		t1 = now();
-		for (i = 0; i < n; i++) {
-			ireset(&zi);
-			zi.next_in = d->enc + i * bound;
-			zi.avail_in = (uInt)d->enc_len[i];
-			zi.next_out = d->dec + i * d->chunk;
-			zi.avail_out = (uInt)d->chunk;
-			ck_assert_int_eq(inf(&zi, Z_FINISH), Z_STREAM_END);
-		}
-		t2 = now();
-		dend(&zd);
-		iend(&zi);
+		for (i = 0; i < n; i++)
+			raw_compress(name, &c, d->in + i * d->chunk, d->chunk,
+				     d->enc + i * bound, bound, &d->enc_len[i]);
+		t_enc = fmin(t_enc, now() - t0);
+		t0 = now();
+		for (i = 0; i < n; i++)
+			raw_decompress(name, &c, d->enc + i * bound,
+				       d->enc_len[i], d->dec + i * d->chunk,
+				       d->chunk);
+		t_dec = fmin(t_dec, now() - t0);
 	}
 	ck_assert_int_eq(memcmp(d->dec, d->in, d->total), 0);
-	{
-		char what[32];
+	snprintf(what, sizeof(what), "%s (library)", name);
+	bench_report(what, d, t_enc, t_dec);
+	if (c.def) {
+		int (*end)(z_streamp);
 
-		snprintf(what, sizeof(what), "%s (library)", name);
-		bench_report(what, d, t1 - t0, t2 - t1);
+		*(void **)&end = bench_sym(lib, "deflateEnd");
+		end(&c.zd);
+		*(void **)&end = bench_sym(lib, "inflateEnd");
+		end(&c.zi);
 	}
 	dlclose(lib);
-	free(wrk);
+	free(c.wrk);
 	free(d->enc);
-	*ret_enc = t1 - t0;
-	*ret_dec = t2 - t1;
+	*ret_enc = t_enc;
+	*ret_dec = t_dec;
 }
 
 START_TEST(throughput)
@@ -1388,6 +1409,15 @@ filters_suite(void)
 {
 	Suite *s = suite_create("filters");
 	TCase *tc;
+
+	/*
+	 * The core links libgcrypt, so it stays loaded across a plugin's
+	 * dlclose() in torpor; pin it here too, or unloading checksum.so
+	 * unloads libgcrypt with its initialisation, which valgrind then
+	 * reports as leaked.  Never closed, like the core's.
+	 */
+	if (!dlopen("libgcrypt.so.20", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE))
+		fprintf(stderr, "cannot pin libgcrypt: %s\n", dlerror());
 
 	tc = tcase_create("all");
 	tcase_set_timeout(tc, 120);
