@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <torpor/plugin.h>
@@ -929,6 +930,146 @@ START_TEST(file_tmpfs_refused)
 }
 END_TEST
 
+
+/* ---- throughput (TORPOR_WRITERS_BENCH=1; a measurement, not a check) ---- */
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Plain O_DIRECT 1 MiB writes then reads at byte off of dev. */
+static void
+bench_raw(const char *dev, uint64_t off, size_t total, uint8_t *buf,
+	  double *ret_w, double *ret_r)
+{
+	int fd = open(dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+	double t;
+
+	ck_assert_int_ge(fd, 0);
+	t = now();
+	for (size_t o = 0; o < total; o += MiB)
+		ck_assert_int_eq(pwrite(fd, buf + o, MiB, (off_t)(off + o)), (ssize_t)MiB);
+	ck_assert_int_eq(fdatasync(fd), 0);
+	*ret_w = (double)total / MiB / (now() - t);
+	t = now();
+	for (size_t o = 0; o < total; o += MiB)
+		ck_assert_int_eq(pread(fd, buf + o, MiB, (off_t)(off + o)), (ssize_t)MiB);
+	*ret_r = (double)total / MiB / (now() - t);
+	close(fd);
+}
+
+/* The writer through the ABI: reserve, 1 MiB writes, commit; then find,
+ * read_header, load_config and 1 MiB reads, as the core does. */
+static void
+bench_writer(const char *name, const uint8_t *data, uint8_t *buf,
+	     size_t total, double *ret_w, double *ret_r)
+{
+	uint8_t hdr[4096] = { 1, 2, 3 }, *blob;
+	size_t blob_len, len;
+	double t;
+	int r;
+
+	plugin_open(name);
+	ck_assert_int_eq(plug->initialise(1), 0);
+	t = now();
+	ck_assert_int_eq(W->reserve(total), 0);
+	for (size_t o = 0; o < total; o += MiB)
+		ck_assert_int_eq(W->write(data + o, MiB), 0);
+	blob_len = plug->storage_needed();
+	blob = calloc(1, blob_len);
+	r = plug->save_config(blob, blob_len);
+	ck_assert_int_gt(r, 0);
+	blob_len = (size_t)r;
+	ck_assert_int_eq(W->commit(hdr, sizeof(hdr)), 0);
+	*ret_w = (double)total / MiB / (now() - t);
+	plugin_close();
+
+	plugin_open(name);
+	ck_assert_int_eq(plug->initialise(1), 0);
+	t = now();
+	ck_assert_int_eq(W->find(), 1);
+	ck_assert_int_eq(W->read_header(buf, MiB, &len), 0);
+	ck_assert_int_eq(plug->load_config(blob, blob_len), 0);
+	for (size_t o = 0; o < total; o += MiB)
+		ck_assert_int_eq(W->read(o, buf + o, MiB), 0);
+	*ret_r = (double)total / MiB / (now() - t);
+
+	ck_assert_int_eq(W->invalidate(), 0);
+	plugin_close();
+	ck_assert_msg(memcmp(buf, data, total) == 0, "%s read back other data", name);
+	free(blob);
+}
+
+START_TEST(bench)
+{
+	const char *env = getenv("TORPOR_WRITERS_BENCH");
+	size_t total = (size_t)(getenv("TORPOR_WRITERS_BENCH_MIB") ?
+		atoi(getenv("TORPOR_WRITERS_BENCH_MIB")) : 256) * MiB;
+	char loop[64], fsloop[64], mnt[512], img[600], phys[64];
+	double sw_w, sw_r, rw_w, rw_r, fw_w, fw_r, rf_w, rf_r, w2, r2;
+	uint8_t *data, *buf;
+
+	if (!env || !*env)
+		return;
+	SKIP_UNLESS_ROOT();
+	data = random_bytes(total, 99);
+	ck_assert_int_eq(posix_memalign((void **)&buf, 4096, total), 0);
+	{
+		/* Aligned input, as the core's stream buffer is. */
+		uint8_t *a;
+
+		ck_assert_int_eq(posix_memalign((void **)&a, 4096, total), 0);
+		memcpy(a, data, total);
+		free(data);
+		data = a;
+	}
+
+	make_loop("bench-swap", (unsigned)(total / MiB) * 2 + 64, loop, sizeof(loop));
+	ck_assert_int_eq(sh("mkswap %s >/dev/null", loop), 0);
+	cfg_set("swap", "device", loop);
+	/* Raw O_DIRECT to the same device (past the swap writer's area)
+	 * before and after the writer: the host's page cache and writeback
+	 * make any single pass noisy, so raw is the mean of both. */
+	bench_raw(loop, total + 32 * MiB, total, buf, &rw_w, &rw_r);
+	bench_writer("swap", data, buf, total, &sw_w, &sw_r);
+	bench_raw(loop, total + 32 * MiB, total, buf, &w2, &r2);
+	rw_w = (rw_w + w2) / 2;
+	rw_r = (rw_r + r2) / 2;
+
+	make_ext4("bench-fs", (unsigned)(total / MiB) * 2 + 128, fsloop, sizeof(fsloop),
+		  mnt, sizeof(mnt));
+	snprintf(img, sizeof(img), "%s/image", mnt);
+	ck_assert_int_eq(sh("dd if=/dev/zero of=%s bs=1M count=%zu status=none conv=fsync",
+			    img, total / MiB + 8), 0);
+	cfg_set("file", "path", img);
+	/* Raw O_DIRECT to the same device, over the image file's own
+	 * blocks (they are rewritten by the writer anyway). */
+	ck_assert_int_eq(sh_out(phys, sizeof(phys),
+				"filefrag -v %s | awk '$1 == \"0:\" { sub(/\\.\\..*/, \"\", $4); print $4 }'", img), 0);
+	bench_raw(fsloop, (uint64_t)strtoull(phys, NULL, 10) * 4096 + 4096, total,
+		  buf, &rf_w, &rf_r);
+	bench_writer("file", data, buf, total, &fw_w, &fw_r);
+	bench_raw(fsloop, (uint64_t)strtoull(phys, NULL, 10) * 4096 + 4096, total,
+		  buf, &w2, &r2);
+	rf_w = (rf_w + w2) / 2;
+	rf_r = (rf_r + r2) / 2;
+
+	printf("writers bench, %zu MiB, MiB/s (ratio to O_DIRECT 1 MiB on the same loop device):\n",
+	       total / MiB);
+	printf("  swap partition  write %7.0f (raw %7.0f, %.2f)  read %7.0f (raw %7.0f, %.2f)\n",
+	       sw_w, rw_w, sw_w / rw_w, sw_r, rw_r, sw_r / rw_r);
+	printf("  file on ext4    write %7.0f (raw %7.0f, %.2f)  read %7.0f (raw %7.0f, %.2f)\n",
+	       fw_w, rf_w, fw_w / rf_w, fw_r, rf_r, fw_r / rf_r);
+	free(data);
+	free(buf);
+}
+END_TEST
+
 static void
 add(Suite *s, const char *name, const TTest *t)
 {
@@ -962,5 +1103,6 @@ writers_suite(void)
 	add(s, "file-unwritten", file_unwritten_refused);
 	add(s, "file-sparse", file_sparse_refused);
 	add(s, "file-tmpfs", file_tmpfs_refused);
+	add(s, "bench", bench);
 	return s;
 }

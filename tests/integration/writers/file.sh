@@ -1,0 +1,52 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# file writer on ext4 on a loop device: `torpor file-setup` makes the file;
+# the full cycle; afterwards every other file and the file's content
+# outside the image are unchanged and e2fsck -fn finds the filesystem
+# clean.  A file made by fallocate alone is refused with a pointer to
+# file-setup.
+. "$(dirname "$0")/lib.sh"
+
+dev=$(make_loop fs 512) || { echo "FAIL: losetup"; exit 1; }
+mnt="$WORK/mnt"
+make_ext4 "$dev" "$mnt" || { echo "FAIL: mkfs/mount"; exit 1; }
+img="$mnt/torpor/image"
+dd if=/dev/urandom of="$mnt/other" bs=1M count=8 status=none
+mkdir -p "$mnt/dir" && dd if=/dev/urandom of="$mnt/dir/small" bs=1k count=3 status=none
+sync
+
+write_config file "path = $img" "size = 256M"
+t_run "$TORPOR_BIN" file-setup --config "$CONF"
+expect_rc 0 "file-setup"
+expect_out 'allocated and written' "file-setup says what it did"
+expect_out 'resume=UUID=' "file-setup names the resume location"
+# The file's last 64 MiB lie outside any image of a 64 MiB sim snapshot.
+echo "tail of the file" | dd of="$img" bs=1M seek=200 conv=notrunc,fsync status=none
+sums() {
+	(cd "$mnt" && find . -path ./torpor -prune -o -type f -print0 | sort -z |
+		xargs -0 sha256sum; tail -c $((56 << 20)) torpor/image | sha256sum)
+}
+before=$(sums)
+
+full_cycle "file writer"
+
+umount "$mnt" || fail "umount"
+e2fsck -fn "$dev" >"$OUT" 2>&1 || fail "e2fsck -fn after the cycle"
+mount "$dev" "$mnt" || fail "mount"
+[ "$(sums)" = "$before" ] || fail "files or the file's content outside the image changed"
+
+t_run torpor hibernate --direct
+expect_rc 0 "hibernate before invalidate"
+t_run torpor invalidate
+expect_rc 0 "invalidate"
+t_run torpor_resume
+expect_rc 0 "torpor-resume after invalidate"
+expect_out 'no image found' "torpor-resume after invalidate"
+
+# fallocate only: unwritten extents are refused with a pointer to file-setup.
+fallocate -l 256M "$mnt/unwritten"
+write_config file "path = $mnt/unwritten"
+t_run torpor hibernate --direct
+[ "$rc" -ne 0 ] || fail "an unwritten file was accepted"
+expect_err "file-setup" "the refusal names file-setup"
+finish

@@ -1,0 +1,127 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared helpers of the writer integration tests (sourced).  Each script
+# takes the build directory as $1 and exits 0 (pass), 1 (fail) or 77 (skip:
+# not root, or a tool is missing).  Loop devices, mounts and swap areas made
+# here are undone on every exit path.
+set -u
+
+BUILD=${1:?usage: $0 BUILD_DIR}
+BUILD=$(cd "$BUILD" && pwd)
+TORPOR_BIN=${TORPOR:-$BUILD/src/torpor/torpor}
+RESUME_BIN=${TORPOR_RESUME:-$BUILD/src/torpor-resume/torpor-resume}
+PLUGINS=${TORPOR_PLUGINDIR:-$BUILD/plugins}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: needs root (loop devices, mount, swapon)"
+	exit 77
+fi
+for tool in losetup mkswap swapon swapoff blkid mkfs.ext4 e2fsck filefrag sha256sum; do
+	command -v "$tool" >/dev/null 2>&1 || { echo "SKIP: $tool is missing"; exit 77; }
+done
+for f in "$TORPOR_BIN" "$RESUME_BIN" "$PLUGINS/swap.so" "$PLUGINS/file.so"; do
+	[ -e "$f" ] || { echo "FAIL: $f is not built"; exit 1; }
+done
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/torpor-writers-it.XXXXXX")
+CONF="$WORK/torpor.conf"
+CMDLINE="$WORK/cmdline"
+OUT="$WORK/out"
+ERR="$WORK/err"
+: >"$CMDLINE"
+UNDO=()
+failures=0
+
+cleanup() {
+	local i
+	for ((i = ${#UNDO[@]} - 1; i >= 0; i--)); do
+		eval "${UNDO[i]}" >/dev/null 2>&1
+	done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*"
+	echo "--- stdout"; cat "$OUT" 2>/dev/null
+	echo "--- stderr"; cat "$ERR" 2>/dev/null
+	failures=$((failures + 1))
+}
+
+# make_loop NAME MIB: prints the loop device of a sparse backing file.
+make_loop() {
+	local img="$WORK/$1.img" dev
+	truncate -s "$2M" "$img" || return 1
+	dev=$(losetup -f --show "$img") || return 1
+	UNDO+=("losetup -d $dev")
+	echo "$dev"
+}
+
+# make_ext4 LOOP MNT
+make_ext4() {
+	mkfs.ext4 -q -F -b 4096 "$1" && mkdir -p "$2" && mount "$1" "$2" || return 1
+	UNDO+=("umount $2")
+}
+
+# The filters for the cycle: lzo and checksum when built.
+filters() {
+	local f=""
+	[ -e "$PLUGINS/checksum.so" ] && f="checksum"
+	[ -e "$PLUGINS/lzo.so" ] && f="$f lzo"
+	echo "$f"
+}
+
+# write_config WRITER SECTION_LINES...
+write_config() {
+	local writer="$1"; shift
+	{
+		echo "[torpor]"
+		echo "snapshot = ${SIM:-sim:64M:3}"
+		echo "filters = $(filters)"
+		echo "writer = $writer"
+		echo
+		echo "[$writer]"
+		for line in "$@"; do echo "$line"; done
+	} >"$CONF"
+}
+
+t_run() { "$@" >"$OUT" 2>"$ERR"; rc=$?; }
+torpor() { "$TORPOR_BIN" --config "$CONF" --plugin-dir "$PLUGINS" "$@"; }
+torpor_resume() { "$RESUME_BIN" --config "$CONF" --plugin-dir "$PLUGINS" --cmdline "$CMDLINE" "$@"; }
+
+expect_rc() { [ "$rc" -eq "$1" ] || fail "$2: exit status $rc, expected $1"; }
+expect_out() { grep -Eq -- "$1" "$OUT" || fail "$2: stdout lacks /$1/"; }
+expect_err() { grep -Eq -- "$1" "$ERR" || fail "$2: stderr lacks /$1/"; }
+
+# full_cycle WHAT: hibernate on the sim source, name the location with
+# resume-args, resume from those words alone, and check that the image is
+# gone afterwards.
+full_cycle() {
+	local what="$1"
+	t_run torpor hibernate --direct
+	expect_rc 0 "$what: hibernate"
+	expect_out '^hibernate: [0-9]+ pages' "$what: hibernate summary"
+	t_run torpor status
+	expect_out 'image: +a resumable image is stored' "$what: status after hibernate"
+	t_run torpor resume-args
+	expect_rc 0 "$what: resume-args"
+	expect_out '^resume=' "$what: resume-args words"
+	cp "$OUT" "$CMDLINE"
+	t_run torpor verify
+	expect_rc 0 "$what: verify"
+	t_run torpor_resume
+	expect_rc 0 "$what: torpor-resume"
+	expect_out 'resume: [0-9]+ pages restored and verified' "$what: every page verified"
+	t_run torpor_resume
+	expect_rc 0 "$what: second torpor-resume"
+	expect_out 'no image found' "$what: the image is gone after a resume"
+	: >"$CMDLINE"
+}
+
+finish() {
+	if [ "$failures" -ne 0 ]; then
+		echo "$failures check(s) failed"
+		exit 1
+	fi
+	echo "PASS"
+	exit 0
+}

@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Capacity and vanished storage: hibernate refuses before freezing, with
+# "need X MiB, Y MiB free on DEVICE", and leaves the swap area untouched;
+# a swap area that disappears between setup and hibernate gives a clear
+# error.
+. "$(dirname "$0")/lib.sh"
+
+small=$(make_loop small 16) || { echo "FAIL: losetup"; exit 1; }
+mkswap "$small" >/dev/null || { echo "FAIL: mkswap"; exit 1; }
+page0=$(dd if="$small" bs=4096 count=1 status=none | sha256sum)
+write_config swap "device = $small"
+t_run torpor hibernate --direct
+[ "$rc" -ne 0 ] || fail "hibernate to a 16 MiB swap area succeeded"
+expect_err "need [0-9]+ MiB, [0-9]+ MiB free on $small" "capacity message"
+[ "$(dd if="$small" bs=4096 count=1 status=none | sha256sum)" = "$page0" ] ||
+	fail "the swap header changed although nothing was written"
+swapon "$small" && swapoff "$small" || fail "swapon after the refusal"
+
+dev=$(make_loop fs 128) || { echo "FAIL: losetup"; exit 1; }
+mnt="$WORK/mnt"
+make_ext4 "$dev" "$mnt" || { echo "FAIL: mkfs/mount"; exit 1; }
+write_config file "path = $mnt/image" "size = 8M"
+t_run "$TORPOR_BIN" file-setup --config "$CONF"
+expect_rc 0 "file-setup 8M"
+t_run torpor hibernate --direct
+[ "$rc" -ne 0 ] || fail "hibernate to an 8 MiB file succeeded"
+expect_err "need [0-9]+ MiB, 8 MiB free on $mnt/image" "capacity message (file)"
+
+gone=$(make_loop gone 64) || { echo "FAIL: losetup"; exit 1; }
+mkswap "$gone" >/dev/null
+write_config swap "device = $gone"
+t_run torpor status
+losetup -d "$gone"
+t_run torpor hibernate --direct
+[ "$rc" -ne 0 ] || fail "hibernate to a detached loop device succeeded"
+expect_err "disappeared|cannot find|is gone" "vanished swap area message"
+finish

@@ -1,0 +1,40 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# swap writer on a swap file on ext4 on a loop device: the full cycle with
+# the location named by resume-args (UUID of the filesystem, resume_offset
+# from FIEMAP); afterwards swapon works, blkid shows the same UUID and
+# label, and e2fsck -fn finds the filesystem clean.
+. "$(dirname "$0")/lib.sh"
+
+dev=$(make_loop fs 512) || { echo "FAIL: losetup"; exit 1; }
+mnt="$WORK/mnt"
+make_ext4 "$dev" "$mnt" || { echo "FAIL: mkfs/mount"; exit 1; }
+sw="$mnt/swapfile"
+dd if=/dev/zero of="$sw" bs=1M count=256 status=none conv=fsync && chmod 600 "$sw" &&
+	mkswap -L swfile "$sw" >/dev/null || { echo "FAIL: mkswap on a file"; exit 1; }
+uuid=$(blkid -p -o value -s UUID "$sw")
+fsuuid=$(blkid -p -o value -s UUID "$dev")
+phys=$(filefrag -v "$sw" | awk '$1 == "0:" { sub(/\.\..*/, "", $4); print $4 }')
+
+write_config swap "device = $sw"
+t_run torpor resume-args
+expect_rc 0 "resume-args"
+expect_out "^resume=UUID=$fsuuid resume_offset=$phys\$" "resume-args names the filesystem and the file's first page"
+full_cycle "swap file"
+[ "$(blkid -p -o value -s TYPE "$sw")" = swap ] || fail "blkid TYPE after resume"
+[ "$(blkid -p -o value -s UUID "$sw")" = "$uuid" ] || fail "UUID changed"
+[ "$(blkid -p -o value -s LABEL "$sw")" = swfile ] || fail "label changed"
+swapon "$sw" && swapoff "$sw" || fail "swapon after resume"
+
+t_run torpor hibernate --direct
+expect_rc 0 "hibernate before invalidate"
+t_run torpor invalidate
+expect_rc 0 "invalidate"
+t_run torpor_resume
+expect_out 'no image found' "torpor-resume after invalidate"
+swapon "$sw" && swapoff "$sw" || fail "swapon after invalidate"
+
+umount "$mnt" || fail "umount"
+e2fsck -fn "$dev" >"$OUT" 2>&1 || fail "e2fsck -fn after the cycles"
+mount "$dev" "$mnt"
+finish

@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# swap writer on a swap partition (a loop device): hibernate and resume on
+# the sim source, every page verified; afterwards the swap area is intact
+# (same UUID and label, swapon works); `torpor invalidate` after a
+# hibernate leaves no image and a usable swap area; noresume discards.
+. "$(dirname "$0")/lib.sh"
+
+dev=$(make_loop swap 512) || { echo "FAIL: losetup"; exit 1; }
+mkswap -L torporlabel "$dev" >/dev/null || { echo "FAIL: mkswap"; exit 1; }
+uuid=$(blkid -p -o value -s UUID "$dev")
+page0=$(dd if="$dev" bs=4096 count=1 status=none | sha256sum)
+swapon "$dev" && swapoff "$dev" || fail "swapon before the cycle"
+
+write_config swap "device = $dev"
+full_cycle "swap partition"
+[ "$(blkid -p -o value -s TYPE "$dev")" = swap ] || fail "blkid TYPE after resume"
+[ "$(blkid -p -o value -s UUID "$dev")" = "$uuid" ] || fail "UUID changed"
+[ "$(blkid -p -o value -s LABEL "$dev")" = torporlabel ] || fail "label changed"
+[ "$(dd if="$dev" bs=4096 count=1 status=none | sha256sum)" = "$page0" ] ||
+	fail "swap header page differs after resume"
+swapon "$dev" && swapoff "$dev" || fail "swapon after resume"
+
+# By UUID= and LABEL=, with no udev links: the writer scans itself.
+write_config swap "device = UUID=$uuid"
+full_cycle "swap by UUID"
+write_config swap "device = LABEL=torporlabel"
+full_cycle "swap by LABEL"
+
+# invalidate after hibernate: swap usable, no image for torpor-resume.
+write_config swap "device = $dev"
+t_run torpor hibernate --direct
+expect_rc 0 "hibernate before invalidate"
+[ "$(blkid -p -o value -s TYPE "$dev")" != swap ] || fail "signature not replaced by hibernate"
+t_run torpor invalidate
+expect_rc 0 "invalidate"
+t_run torpor_resume
+expect_rc 0 "torpor-resume after invalidate"
+expect_out 'no image found' "torpor-resume after invalidate"
+[ "$(blkid -p -o value -s UUID "$dev")" = "$uuid" ] || fail "UUID after invalidate"
+swapon "$dev" && swapoff "$dev" || fail "swapon after invalidate"
+
+# noresume: the image is discarded and the swap area given back.
+t_run torpor hibernate --direct
+expect_rc 0 "hibernate before noresume"
+echo "noresume" >"$CMDLINE"
+t_run torpor_resume
+expect_rc 0 "torpor-resume noresume"
+: >"$CMDLINE"
+t_run torpor_resume
+expect_out 'no image found' "image gone after noresume"
+swapon "$dev" && swapoff "$dev" || fail "swapon after noresume"
+finish
