@@ -398,7 +398,7 @@ raw_find(void)
 	if (device_size < RAW_BLOCK) {
 		host->log(TORPOR_LOG_ERR, "raw", "%s is %" PRIu64 " bytes: too small to hold an image",
 			  device, device_size);
-		return -ENOSPC;
+		return -EINVAL;
 	}
 	b = bounce;
 	r = pread_all(b, RAW_BLOCK, 0);

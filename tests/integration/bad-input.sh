@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# One bad input per run: the image (or configuration) is damaged in one
+# precise way, and torpor verify and torpor-resume must refuse it with a
+# message saying what and where, exit 2 (refused) or 1 (configuration),
+# hand no page to the snapshot device, and leave the image file as it was.
+# Usage: bad-input.sh CASE
+. "$(dirname "$0")/lib.sh"
+case_name="$1"
+
+# A small image through checksum + lzo, 200 pages in 7 chunks.
+write_config "sim:$((200 * 4096)):5" "checksum lzo"
+t_run hib torpor hibernate --direct
+expect_rc 0 "hibernate"
+
+damage_offset() { "$IMAGE_TOOL" offset "$IMAGE" "$@"; }
+
+want=2
+case "$case_name" in
+chunk-data)
+	"$IMAGE_TOOL" flip "$IMAGE" $(( $(damage_offset data 3) + 17 ))
+	what="chunk 3 .*(CRC32C|corrupt)" ;;
+chunk-frame)
+	"$IMAGE_TOOL" flip "$IMAGE" $(( $(damage_offset frame 2) + 9 ))
+	what="chunk 2 at stream offset [0-9]+: .*frame" ;;
+header)
+	"$IMAGE_TOOL" flip "$IMAGE" $(( $(damage_offset header) + 100 ))
+	what="header: .*(checksum|CRC)" ;;
+truncated)
+	# The device ends in the middle of the stream: the header, which
+	# follows the stream, is gone too.
+	cut=$(damage_offset frame 5)
+	head -c "$cut" "$IMAGE" >"$WORK/cut" && mv "$WORK/cut" "$IMAGE"
+	what="(truncated|cannot read its header)" ;;
+out-of-order)
+	"$IMAGE_TOOL" swap "$IMAGE" 1 2
+	what="chunk 1 at stream offset [0-9]+: out of order: the frame says chunk 2" ;;
+foreign-kernel)
+	export TORPOR_SIM_KERNEL_RELEASE="9.9.9-not-this-one"
+	what="written by kernel .*, this is kernel 9.9.9-not-this-one" ;;
+missing-plugin)
+	PLUGINDIR_OVERRIDE="$WORK/plugins"
+	mkdir "$PLUGINDIR_OVERRIDE"
+	for p in "$TORPOR_PLUGINDIR"/*.so; do
+		[ "$(basename "$p")" = lzo.so ] || cp "$p" "$PLUGINDIR_OVERRIDE/"
+	done
+	what="needs filter 'lzo' \(chain position 1\), which is not installed" ;;
+zeroed)
+	# A zeroed device holds no image: nothing to resume, boot goes on.
+	dd if=/dev/zero of="$IMAGE" bs=4096 count=64 status=none
+	want=0
+	what="no image found" ;;
+empty)
+	: >"$IMAGE"
+	want=1
+	what="too small to hold an image" ;;
+unknown-filter)
+	write_config "sim:$((200 * 4096)):5" "checksum nosuchfilter"
+	t_run hib torpor hibernate --direct
+	expect_rc 1 "hibernate with an unknown filter"
+	expect_err "nosuchfilter" "hibernate names the unknown filter"
+	finish ;;
+*)
+	echo "unknown case $case_name"; exit 1 ;;
+esac
+
+before=$(sha256sum "$IMAGE" | cut -d' ' -f1)
+t_run verify torpor verify
+expect_rc "$want" "verify"
+if [ "$want" = 0 ]; then expect_out "$what" "verify"; else expect_err "$what" "verify"; fi
+t_run resume torpor_resume
+expect_rc "$want" "torpor-resume"
+if [ "$want" = 0 ]; then
+	expect_out "$what" "torpor-resume"
+else
+	expect_err "$what" "torpor-resume"
+	grep -q "pages restored" "$OUT" && fail "torpor-resume restored pages of a refused image"
+	[ "$want" = 2 ] && expect_err "nothing was handed to the snapshot device" "torpor-resume"
+fi
+after=$(sha256sum "$IMAGE" | cut -d' ' -f1)
+[ "$before" = "$after" ] || fail "the image changed on disk"
+finish

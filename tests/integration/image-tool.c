@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Test tool: inspect and damage raw-writer images in precise places, so
+ * that the integration tests can check each refusal.
+ *
+ *   image-tool layout FILE            signature, header and chunk offsets
+ *   image-tool offset FILE WHAT [N]   one absolute offset: header, stream,
+ *                                     frame N, data N
+ *   image-tool flip FILE OFFSET       flip the low bit of one byte
+ *   image-tool swap FILE A B          exchange framed chunks A and B
+ *   image-tool set FILE FIELD VALUE   rewrite a header field with a valid
+ *                                     checksum (release, page_count,
+ *                                     chunk_count, chain0)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "image-format.h"
+#include "raw-format.h"
+
+struct image {
+	uint8_t *data;
+	size_t size;
+	uint64_t stream_off, stream_len, header_off, header_len;
+	uint64_t n_chunks;
+	uint64_t chunk_off[1u << 20];
+};
+
+static struct image img;
+
+static uint64_t
+get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void
+die(const char *msg)
+{
+	fprintf(stderr, "image-tool: %s\n", msg);
+	exit(1);
+}
+
+static void
+load(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat st;
+	uint64_t pos;
+
+	if (!f || fstat(fileno(f), &st) < 0)
+		die("cannot open the image");
+	img.size = (size_t)st.st_size;
+	img.data = malloc(img.size + 1);
+	if (!img.data || fread(img.data, 1, img.size, f) != img.size)
+		die("cannot read the image");
+	fclose(f);
+	if (img.size < RAW_BLOCK || memcmp(img.data, RAW_MAGIC, 16) != 0)
+		die("no raw signature");
+	img.stream_off = get64(img.data + RAW_SIG_STREAM_OFFSET_AT);
+	img.stream_len = get64(img.data + RAW_SIG_STREAM_LENGTH_AT);
+	img.header_off = get64(img.data + RAW_SIG_HEADER_OFFSET_AT);
+	img.header_len = get64(img.data + RAW_SIG_HEADER_LENGTH_AT);
+	for (pos = 0; pos + CHUNK_FRAME_SIZE <= img.stream_len;) {
+		struct chunk_frame fr;
+		char err[160];
+
+		if (img.n_chunks >= sizeof(img.chunk_off) / sizeof(img.chunk_off[0]))
+			die("too many chunks");
+		if (chunk_frame_parse(img.data + img.stream_off + pos, 1u << 30,
+				      1u << 30, &fr, err, sizeof(err)) < 0) {
+			fprintf(stderr, "image-tool: frame at %" PRIu64 ": %s\n", pos, err);
+			exit(1);
+		}
+		img.chunk_off[img.n_chunks++] = img.stream_off + pos;
+		pos += CHUNK_FRAME_SIZE + fr.stored_len;
+	}
+}
+
+static void
+save(const char *path)
+{
+	FILE *f = fopen(path, "r+b");
+
+	if (!f || fwrite(img.data, 1, img.size, f) != img.size || fclose(f) != 0)
+		die("cannot write the image");
+}
+
+static uint64_t
+chunk_len(uint64_t i)
+{
+	uint64_t end = i + 1 < img.n_chunks ? img.chunk_off[i + 1] :
+		img.stream_off + img.stream_len;
+
+	return end - img.chunk_off[i];
+}
+
+static uint64_t
+offset_of(const char *what, uint64_t n)
+{
+	if (strcmp(what, "header") == 0)
+		return img.header_off;
+	if (strcmp(what, "stream") == 0)
+		return img.stream_off;
+	if (n >= img.n_chunks)
+		die("no such chunk");
+	if (strcmp(what, "frame") == 0)
+		return img.chunk_off[n];
+	if (strcmp(what, "data") == 0)
+		return img.chunk_off[n] + CHUNK_FRAME_SIZE;
+	die("unknown offset kind");
+	return 0;
+}
+
+static void
+set_field(const char *field, const char *value)
+{
+	struct image_header h;
+	char err[200];
+	size_t len;
+	uint8_t *buf;
+
+	memset(&h, 0, sizeof(h));
+	if (image_header_parse(img.data + img.header_off, img.header_len, &h,
+			       err, sizeof(err)) < 0) {
+		fprintf(stderr, "image-tool: header: %s\n", err);
+		exit(1);
+	}
+	if (strcmp(field, "release") == 0)
+		snprintf(h.kernel_release, sizeof(h.kernel_release), "%s", value);
+	else if (strcmp(field, "page_count") == 0)
+		h.page_count = strtoull(value, NULL, 0);
+	else if (strcmp(field, "chunk_count") == 0)
+		h.chunk_count = strtoull(value, NULL, 0);
+	else if (strcmp(field, "chain0") == 0)
+		snprintf(h.chain[0].name, sizeof(h.chain[0].name), "%s", value);
+	else
+		die("unknown field");
+	len = image_header_size(&h);
+	if (len != img.header_len)
+		die("the new header has another length");
+	buf = calloc(1, len);
+	if (!buf || image_header_encode(&h, buf, len, &len) < 0)
+		die("cannot encode the header");
+	memcpy(img.data + img.header_off, buf, len);
+	free(buf);
+	image_header_clear(&h);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 3)
+		die("usage: image-tool layout|offset|flip|swap|set FILE ...");
+	load(argv[2]);
+	if (strcmp(argv[1], "layout") == 0) {
+		printf("stream %" PRIu64 " +%" PRIu64 "\nheader %" PRIu64 " +%" PRIu64 "\nchunks %" PRIu64 "\n",
+		       img.stream_off, img.stream_len, img.header_off,
+		       img.header_len, img.n_chunks);
+		for (uint64_t i = 0; i < img.n_chunks; i++)
+			printf("chunk %" PRIu64 " %" PRIu64 " +%" PRIu64 "\n", i,
+			       img.chunk_off[i], chunk_len(i));
+	} else if (strcmp(argv[1], "offset") == 0 && argc >= 4) {
+		printf("%" PRIu64 "\n", offset_of(argv[3], argc > 4 ? strtoull(argv[4], NULL, 0) : 0));
+	} else if (strcmp(argv[1], "flip") == 0 && argc == 4) {
+		uint64_t off = strtoull(argv[3], NULL, 0);
+
+		if (off >= img.size)
+			die("offset past the end");
+		img.data[off] ^= 1;
+		save(argv[2]);
+	} else if (strcmp(argv[1], "swap") == 0 && argc == 5) {
+		uint64_t a = strtoull(argv[3], NULL, 0), b = strtoull(argv[4], NULL, 0);
+		uint64_t la, lb, start, end;
+		uint8_t *tmp;
+
+		if (a >= b || b >= img.n_chunks)
+			die("need chunks A < B");
+		la = chunk_len(a);
+		lb = chunk_len(b);
+		start = img.chunk_off[a];
+		end = img.chunk_off[b] + lb;
+		tmp = malloc(end - start);
+		if (!tmp)
+			die("out of memory");
+		/* B, what lies between, A: the stream keeps its length. */
+		memcpy(tmp, img.data + img.chunk_off[b], lb);
+		memcpy(tmp + lb, img.data + start + la, img.chunk_off[b] - start - la);
+		memcpy(tmp + lb + (img.chunk_off[b] - start - la), img.data + start, la);
+		memcpy(img.data + start, tmp, end - start);
+		free(tmp);
+		save(argv[2]);
+	} else if (strcmp(argv[1], "set") == 0 && argc == 5) {
+		set_field(argv[3], argv[4]);
+		save(argv[2]);
+	} else {
+		die("unknown command or wrong arguments");
+	}
+	return 0;
+}
