@@ -23,7 +23,8 @@
 #include "../../plugins/crypt/crypt-format.h"
 
 /* keygen.c is part of the torpor program, not of the core library; the
- * unit test builds it in so that it can call torpor_keygen_main(). */
+ * unit test builds it in so that it can call torpor_keygen_main().  It
+ * also brings the LeakSanitizer suppression for libgcrypt. */
 #include "../../src/torpor/keygen.c"
 
 #define PAGE 4096u
@@ -32,20 +33,6 @@
 #define CHUNK_BYTES (PAGE * CHUNK_PAGES)
 #define MARKER "TORPOR-SECRET-MARKER-7f3a9c"
 #define PASSPHRASE "correct horse battery staple"
-
-/*
- * libgcrypt keeps its jitter entropy collector (used for GCRY_VERY_STRONG
- * keys, which keygen draws) in secure memory, where LeakSanitizer does not
- * look, so the 128 KiB buffer it points to looks leaked.  It is
- * libgcrypt's, held for the life of the process.
- */
-const char *__lsan_default_suppressions(void);
-
-const char *
-__lsan_default_suppressions(void)
-{
-	return "leak:libgcrypt.so\n";
-}
 
 /* ---- the test host ---- */
 
