@@ -51,7 +51,8 @@ struct crypt_secrets {
 };
 
 struct crypt_thread {
-	gcry_cipher_hd_t cipher;	/* keyed with the chunk key */
+	gcry_cipher_hd_t cipher;
+	uint64_t keyed;		/* the stream generation its key is from */
 };
 
 static const struct torpor_host *host;
@@ -66,6 +67,7 @@ static struct {
 	uint8_t binding_digest[CRYPT_DIGEST_SIZE];
 	uint8_t nonce_prefix[4];
 	uint64_t chunk_count;
+	uint64_t generation;		/* bumped by every start_stream() */
 	atomic_uint_fast64_t encrypted, decrypted, refused;
 } st;
 
@@ -628,6 +630,7 @@ crypt_start_stream(const struct torpor_image_info *info)
 		r = -EBADMSG;
 		goto fail;
 	}
+	st.generation++;
 	st.streaming = true;
 	return 0;
 fail:
@@ -706,25 +709,24 @@ crypt_max_encoded_size(size_t in_len)
 	return in_len + CRYPT_TAG_SIZE;
 }
 
+/*
+ * The core may set up its worker threads before the stream starts (at
+ * hibernation it allocates everything before freezing), so a thread's
+ * cipher is keyed at its first chunk of each stream, not here.
+ */
 static int
 crypt_thread_init(void **ret_state)
 {
 	struct crypt_thread *t;
 	gcry_error_t e;
 
-	if (!st.streaming)
-		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	/* The expanded key schedule goes to secure memory too. */
 	e = gcry_cipher_open(&t->cipher, GCRY_CIPHER_AES256,
 			     GCRY_CIPHER_MODE_GCM, GCRY_CIPHER_SECURE);
-	if (!e)
-		e = gcry_cipher_setkey(t->cipher, st.sec->chunk_key,
-				       CRYPT_KEY_SIZE);
 	if (e) {
-		gcry_cipher_close(t->cipher);
 		free(t);
 		return crypt_errno(e);
 	}
@@ -749,6 +751,15 @@ chunk_start(struct crypt_thread *t, const struct torpor_chunk_info *info)
 	uint8_t nonce[CRYPT_NONCE_SIZE], aad[CRYPT_AAD_SIZE];
 	gcry_error_t e;
 
+	/* start_stream() ran before any encode / decode of its stream and
+	 * nothing changes the generation while chunks are in flight. */
+	if (t->keyed != st.generation) {
+		e = gcry_cipher_setkey(t->cipher, st.sec->chunk_key,
+				       CRYPT_KEY_SIZE);
+		if (e)
+			return e;
+		t->keyed = st.generation;
+	}
 	crypt_chunk_nonce(st.nonce_prefix, info->sequence, nonce);
 	crypt_chunk_aad(st.binding_digest, info->sequence, info->flags,
 			info->raw_len, st.chunk_count, aad);

@@ -368,9 +368,11 @@ hibernate(struct image *im, struct stored *s)
 	void *state = NULL;
 	int n;
 
+	/* The core's order at hibernation: worker states exist before the
+	 * snapshot, so before start_stream(). */
 	ck_assert_int_eq(P->initialise(1), 0);
-	ck_assert_int_eq(P->start_stream(image_info(im)), 0);
 	ck_assert_int_eq(P->filter->thread_init(&state), 0);
+	ck_assert_int_eq(P->start_stream(image_info(im)), 0);
 	for (uint64_t c = 0; c < N_CHUNKS; c++) {
 		struct torpor_chunk_info ci = chunk_info(c, N_CHUNKS);
 
@@ -485,6 +487,48 @@ START_TEST(test_roundtrip_keyfile)
 	hibernate(&im, s);
 	ck_assert_int_eq(resume_all(&im, s), 0);
 	ck_assert_int_eq(asked, 0);
+	free(s);
+}
+END_TEST
+
+/* A thread state kept across two images is keyed for each. */
+START_TEST(test_thread_state_rekeyed)
+{
+	struct stored *s = new_stored();
+	struct image im;
+	struct torpor_chunk_info ci = chunk_info(0, N_CHUNKS);
+	uint8_t first[CHUNK_BYTES + CRYPT_TAG_SIZE];
+	void *state = NULL;
+	size_t len;
+
+	use_keyfile();
+	image_init(&im);
+	ck_assert_int_eq(P->initialise(1), 0);
+	ck_assert_int_eq(P->filter->thread_init(&state), 0);
+	/* No stream yet: nothing to encrypt with. */
+	ck_assert_int_eq(P->filter->encode(state, &ci, s->plain[0], CHUNK_BYTES,
+					   first, sizeof(first), &len), -EINVAL);
+	ck_assert_int_eq(P->start_stream(image_info(&im)), 0);
+	ck_assert_int_eq(P->filter->encode(state, &ci, s->plain[0], CHUNK_BYTES,
+					   first, sizeof(first), &len), 0);
+	P->cleanup(1);
+	/* Second image, same state: its chunks must open with its blob. */
+	ck_assert_int_eq(P->initialise(1), 0);
+	ck_assert_int_eq(P->start_stream(image_info(&im)), 0);
+	for (uint64_t c = 0; c < N_CHUNKS; c++) {
+		struct torpor_chunk_info cc = chunk_info(c, N_CHUNKS);
+
+		ck_assert_int_eq(P->filter->encode(state, &cc, s->plain[c],
+						   CHUNK_BYTES, s->enc[c],
+						   sizeof(s->enc[c]),
+						   &s->enc_len[c]), 0);
+	}
+	ck_assert(memcmp(first, s->enc[0], 64) != 0);
+	s->blob_len = (size_t)P->save_config(s->blob, sizeof(s->blob));
+	ck_assert_uint_eq(s->blob_len, CRYPT_BLOB_SIZE);
+	P->cleanup(1);
+	P->filter->thread_free(state);
+	ck_assert_int_eq(resume_all(&im, s), 0);
 	free(s);
 }
 END_TEST
@@ -1315,6 +1359,7 @@ crypt_suite(void)
 	tcase_add_test(tc, test_gcrypt_initialised_by_plugin);
 	tcase_add_test(tc, test_roundtrip_sealed);
 	tcase_add_test(tc, test_roundtrip_keyfile);
+	tcase_add_test(tc, test_thread_state_rekeyed);
 	tcase_add_test(tc, test_hibernate_needs_only_public_key);
 	tcase_add_test(tc, test_missing_public_key);
 	suite_add_tcase(s, tc);
