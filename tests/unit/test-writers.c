@@ -1005,66 +1005,110 @@ bench_writer(const char *name, const uint8_t *data, uint8_t *buf,
 	free(blob);
 }
 
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#define BENCH_MAX_ROUNDS 15
+
 START_TEST(bench)
 {
 	const char *env = getenv("TORPOR_WRITERS_BENCH");
-	size_t total = (size_t)(getenv("TORPOR_WRITERS_BENCH_MIB") ?
-		atoi(getenv("TORPOR_WRITERS_BENCH_MIB")) : 256) * MiB;
+	const char *mib = getenv("TORPOR_WRITERS_BENCH_MIB");
+	const char *rounds_s = getenv("TORPOR_WRITERS_BENCH_ROUNDS");
+	size_t total = (size_t)(mib ? atoi(mib) : 256) * MiB;
+	int rounds = rounds_s ? atoi(rounds_s) : 5;
 	char loop[64], fsloop[64], mnt[512], img[600], phys[64];
-	double sw_w, sw_r, rw_w, rw_r, fw_w, fw_r, rf_w, rf_r, w2, r2;
+	/* [what][round]: swap w, swap r, raw w, raw r, file w, file r, raw w, raw r */
+	double v[8][BENCH_MAX_ROUNDS], w2, r2;
+	const char *const names[8] = {
+		"swap partition write", "swap partition read",
+		"  O_DIRECT write", "  O_DIRECT read",
+		"file on ext4 write", "file on ext4 read",
+		"  O_DIRECT write", "  O_DIRECT read",
+	};
+	uint64_t fphys;
 	uint8_t *data, *buf;
 
 	if (!env || !*env)
 		return;
 	SKIP_UNLESS_ROOT();
-	data = random_bytes(total, 99);
+	if (rounds < 1 || rounds > BENCH_MAX_ROUNDS)
+		rounds = 5;
 	ck_assert_int_eq(posix_memalign((void **)&buf, 4096, total), 0);
 	{
 		/* Aligned input, as the core's stream buffer is. */
-		uint8_t *a;
+		uint8_t *r = random_bytes(total, 99);
 
-		ck_assert_int_eq(posix_memalign((void **)&a, 4096, total), 0);
-		memcpy(a, data, total);
-		free(data);
-		data = a;
+		ck_assert_int_eq(posix_memalign((void **)&data, 4096, total), 0);
+		memcpy(data, r, total);
+		free(r);
 	}
 
 	make_loop("bench-swap", (unsigned)(total / MiB) * 2 + 64, loop, sizeof(loop));
-	ck_assert_int_eq(sh("mkswap %s >/dev/null", loop), 0);
+	/* Written once in full, so that no pass pays for the sparse backing
+	 * file's allocation. */
+	ck_assert_int_eq(sh("dd if=/dev/zero of=%s bs=1M oflag=direct status=none 2>/dev/null; mkswap %s >/dev/null",
+			    loop, loop), 0);
 	cfg_set("swap", "device", loop);
-	/* Raw O_DIRECT to the same device (past the swap writer's area)
-	 * before and after the writer: the host's page cache and writeback
-	 * make any single pass noisy, so raw is the mean of both. */
-	bench_raw(loop, total + 32 * MiB, total, buf, &rw_w, &rw_r);
-	bench_writer("swap", data, buf, total, &sw_w, &sw_r);
-	bench_raw(loop, total + 32 * MiB, total, buf, &w2, &r2);
-	rw_w = (rw_w + w2) / 2;
-	rw_r = (rw_r + r2) / 2;
-
 	make_ext4("bench-fs", (unsigned)(total / MiB) * 2 + 128, fsloop, sizeof(fsloop),
 		  mnt, sizeof(mnt));
 	snprintf(img, sizeof(img), "%s/image", mnt);
 	ck_assert_int_eq(sh("dd if=/dev/zero of=%s bs=1M count=%zu status=none conv=fsync",
 			    img, total / MiB + 8), 0);
 	cfg_set("file", "path", img);
-	/* Raw O_DIRECT to the same device, over the image file's own
-	 * blocks (they are rewritten by the writer anyway). */
 	ck_assert_int_eq(sh_out(phys, sizeof(phys),
 				"filefrag -v %s | awk '$1 == \"0:\" { sub(/\\.\\..*/, \"\", $4); print $4 }'", img), 0);
-	bench_raw(fsloop, (uint64_t)strtoull(phys, NULL, 10) * 4096 + 4096, total,
-		  buf, &rf_w, &rf_r);
-	bench_writer("file", data, buf, total, &fw_w, &fw_r);
-	bench_raw(fsloop, (uint64_t)strtoull(phys, NULL, 10) * 4096 + 4096, total,
-		  buf, &w2, &r2);
-	rf_w = (rf_w + w2) / 2;
-	rf_r = (rf_r + r2) / 2;
+	fphys = (uint64_t)strtoull(phys, NULL, 10) * 4096 + 4096;
 
-	printf("writers bench, %zu MiB, MiB/s (ratio to O_DIRECT 1 MiB on the same loop device):\n",
-	       total / MiB);
-	printf("  swap partition  write %7.0f (raw %7.0f, %.2f)  read %7.0f (raw %7.0f, %.2f)\n",
-	       sw_w, rw_w, sw_w / rw_w, sw_r, rw_r, sw_r / rw_r);
-	printf("  file on ext4    write %7.0f (raw %7.0f, %.2f)  read %7.0f (raw %7.0f, %.2f)\n",
-	       fw_w, rf_w, fw_w / rf_w, fw_r, rf_r, fw_r / rf_r);
+	/* Raw O_DIRECT to the same device before and after each writer
+	 * (the swap writer's: past its area; the file writer's: over the
+	 * file's own blocks); raw is the mean of both passes. */
+	for (int i = 0; i < rounds; i++) {
+		bench_raw(loop, total + 32 * MiB, total, buf, &v[2][i], &v[3][i]);
+		bench_writer("swap", data, buf, total, &v[0][i], &v[1][i]);
+		bench_raw(loop, total + 32 * MiB, total, buf, &w2, &r2);
+		v[2][i] = (v[2][i] + w2) / 2;
+		v[3][i] = (v[3][i] + r2) / 2;
+		bench_raw(fsloop, fphys, total, buf, &v[6][i], &v[7][i]);
+		bench_writer("file", data, buf, total, &v[4][i], &v[5][i]);
+		bench_raw(fsloop, fphys, total, buf, &w2, &r2);
+		v[6][i] = (v[6][i] + w2) / 2;
+		v[7][i] = (v[7][i] + r2) / 2;
+	}
+	printf("writers bench: %zu MiB per pass, %d rounds, MiB/s (median; each round)\n",
+	       total / MiB, rounds);
+	for (int k = 0; k < 8; k++) {
+		double copy[BENCH_MAX_ROUNDS];
+
+		printf("  %-22s", names[k]);
+		memcpy(copy, v[k], sizeof(copy));
+		printf(" %6.0f  (", median(copy, rounds));
+		for (int i = 0; i < rounds; i++)
+			printf("%s%.0f", i ? " " : "", v[k][i]);
+		printf(")\n");
+	}
+	for (int k = 0; k < 8; k += 4) {
+		double rw[BENCH_MAX_ROUNDS], rr[BENCH_MAX_ROUNDS];
+
+		for (int i = 0; i < rounds; i++) {
+			rw[i] = v[k][i] / v[k + 2][i];
+			rr[i] = v[k + 1][i] / v[k + 3][i];
+		}
+		printf("  %s / O_DIRECT: write %.2f, read %.2f (medians of per-round ratios)\n",
+		       k ? "file" : "swap", median(rw, rounds), median(rr, rounds));
+	}
 	free(data);
 	free(buf);
 }
