@@ -200,11 +200,15 @@ open_dev(bool writable)
 static void
 drop_file_cache(void)
 {
+	const char *conf = host->config_get(NAME, "path");
+	const char *p = path[0] ? path : conf;
 	int fd;
 
-	if (!path[0])
+	/* At resume= the file is not known; the configured one, when it
+	 * exists, may hold the signature block in its cache. */
+	if (!p || p[0] != '/')
 		return;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd >= 0) {
 		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 		close(fd);
@@ -255,6 +259,8 @@ file_reserve(uint64_t expected)
 		    (need + (1 << 20) - 1) >> 20, avail >> 20, path);
 		return -ENOSPC;
 	}
+	LOG(TORPOR_LOG_INFO, "image of %" PRIu64 " bytes expected: need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
+	    expected, (need + (1 << 20) - 1) >> 20, avail >> 20, path);
 	r = open_dev(true);
 	if (r < 0)
 		return r;

@@ -352,6 +352,30 @@ read_page0(uint8_t *buf)
 	return r;
 }
 
+/*
+ * swapon and blkid read a swap file through its page cache, which did not
+ * see our write to the device below: drop it.  At resume= the file is not
+ * known, but when the configured device is a swap file that exists (the
+ * simulated cycle, or a resume after the filesystem was mounted) its
+ * cache may hold the old header page too.
+ */
+static void
+drop_file_cache(void)
+{
+	const char *conf = host->config_get(NAME, "device");
+	const char *p = file_path[0] ? file_path : conf;
+	struct stat st;
+	int fd;
+
+	if (!p || p[0] != '/' || stat(p, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		close(fd);
+	}
+}
+
 static int
 write_page0(const uint8_t *buf)
 {
@@ -364,16 +388,7 @@ write_page0(const uint8_t *buf)
 		    strerror(-r));
 		return r;
 	}
-	if (file_path[0]) {
-		/* swapon and blkid read a swap file through its page cache,
-		 * which did not see the write to the device below. */
-		int fd = open(file_path, O_RDONLY | O_CLOEXEC);
-
-		if (fd >= 0) {
-			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-			close(fd);
-		}
-	}
+	drop_file_cache();
 	return 0;
 }
 
@@ -600,6 +615,8 @@ swap_reserve(uint64_t expected)
 		    (need + (1 << 20) - 1) >> 20, avail >> 20, spec);
 		return -ENOSPC;
 	}
+	LOG(TORPOR_LOG_INFO, "image of %" PRIu64 " bytes expected: need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
+	    expected, (need + (1 << 20) - 1) >> 20, avail >> 20, spec);
 	r = bd_stream_init(&out, page);
 	if (r < 0)
 		return r;

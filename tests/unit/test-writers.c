@@ -243,6 +243,25 @@ on_cleanup(const char *fmt, ...)
 	fclose(f);
 }
 
+/* Drop the newest cleanup entry: the test undid it itself. */
+static void
+forget_cleanup(void)
+{
+	char lines[64][512];
+	int n = 0;
+	FILE *f = fopen(cleanup_list, "re");
+
+	ck_assert_ptr_nonnull(f);
+	while (n < 64 && fgets(lines[n], sizeof(lines[n]), f))
+		n++;
+	fclose(f);
+	f = fopen(cleanup_list, "we");
+	ck_assert_ptr_nonnull(f);
+	for (int i = 0; i + 1 < n; i++)
+		fputs(lines[i], f);
+	fclose(f);
+}
+
 static void
 unchecked_setup(void)
 {
@@ -731,6 +750,8 @@ START_TEST(swap_area_disappears)
 	plugin_open("swap");
 	ck_assert_int_eq(plug->initialise(1), 0);
 	ck_assert_int_eq(sh("losetup -d %s", loop), 0);
+	/* The number may go to someone else now: not ours to detach. */
+	forget_cleanup();
 	log_reset();
 	r = W->reserve(MiB);
 	ck_assert_int_lt(r, 0);
@@ -768,10 +789,13 @@ START_TEST(swap_file_roundtrip)
 	write_image(&im, 10 * MiB + 4097, 7000, 21);
 	check_image(&im);
 	plugin_close();
+	/* Reading through the file caches torpor's header page ... */
+	blkid_tag(sw, "TYPE", type, sizeof(type));
+	ck_assert_str_ne(type, "swap");
 
-	/* The resume side: only the words of the command line. */
+	/* The resume side: only the words of the command line (the
+	 * configured swap file still names the file whose cache must go). */
 	use_resume_words(words);
-	cfg_set("swap", "device", NULL);
 	plugin_open("swap");
 	ck_assert_int_eq(plug->initialise(1), 0);
 	check_image(&im);

@@ -7,7 +7,8 @@
 # file-setup.
 . "$(dirname "$0")/lib.sh"
 
-dev=$(make_loop fs 512) || { echo "FAIL: losetup"; exit 1; }
+make_loop fs 512 || { echo "FAIL: losetup"; exit 1; }
+dev=$LOOP
 mnt="$WORK/mnt"
 make_ext4 "$dev" "$mnt" || { echo "FAIL: mkfs/mount"; exit 1; }
 img="$mnt/torpor/image"
@@ -44,7 +45,7 @@ expect_rc 0 "torpor-resume after invalidate"
 expect_out 'no image found' "torpor-resume after invalidate"
 
 # fallocate only: unwritten extents are refused with a pointer to file-setup.
-fallocate -l 256M "$mnt/unwritten"
+fallocate -l 64M "$mnt/unwritten" || fail "fallocate"
 write_config file "path = $mnt/unwritten"
 t_run torpor hibernate --direct
 [ "$rc" -ne 0 ] || fail "an unwritten file was accepted"

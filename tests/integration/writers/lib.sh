@@ -47,13 +47,14 @@ fail() {
 	failures=$((failures + 1))
 }
 
-# make_loop NAME MIB: prints the loop device of a sparse backing file.
+# make_loop NAME MIB: a loop device on a sparse backing file, in $LOOP.
+# (Not through $(...): the undo list must be kept in this shell.)
 make_loop() {
-	local img="$WORK/$1.img" dev
+	local img="$WORK/$1.img"
+	LOOP=
 	truncate -s "$2M" "$img" || return 1
-	dev=$(losetup -f --show "$img") || return 1
-	UNDO+=("losetup -d $dev")
-	echo "$dev"
+	LOOP=$(losetup -f --show "$img") || return 1
+	UNDO+=("losetup -d $LOOP")
 }
 
 # make_ext4 LOOP MNT

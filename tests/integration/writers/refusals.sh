@@ -6,32 +6,37 @@
 # error.
 . "$(dirname "$0")/lib.sh"
 
-small=$(make_loop small 16) || { echo "FAIL: losetup"; exit 1; }
+make_loop small 2 || { echo "FAIL: losetup"; exit 1; }
+small=$LOOP
 mkswap "$small" >/dev/null || { echo "FAIL: mkswap"; exit 1; }
 page0=$(dd if="$small" bs=4096 count=1 status=none | sha256sum)
 write_config swap "device = $small"
 t_run torpor hibernate --direct
-[ "$rc" -ne 0 ] || fail "hibernate to a 16 MiB swap area succeeded"
+[ "$rc" -ne 0 ] || fail "hibernate to a 2 MiB swap area succeeded"
 expect_err "need [0-9]+ MiB, [0-9]+ MiB free on $small" "capacity message"
 [ "$(dd if="$small" bs=4096 count=1 status=none | sha256sum)" = "$page0" ] ||
 	fail "the swap header changed although nothing was written"
 swapon "$small" && swapoff "$small" || fail "swapon after the refusal"
 
-dev=$(make_loop fs 128) || { echo "FAIL: losetup"; exit 1; }
+make_loop fs 128 || { echo "FAIL: losetup"; exit 1; }
+dev=$LOOP
 mnt="$WORK/mnt"
 make_ext4 "$dev" "$mnt" || { echo "FAIL: mkfs/mount"; exit 1; }
-write_config file "path = $mnt/image" "size = 8M"
+write_config file "path = $mnt/image" "size = 2M"
 t_run "$TORPOR_BIN" file-setup --config "$CONF"
-expect_rc 0 "file-setup 8M"
+expect_rc 0 "file-setup 2M"
 t_run torpor hibernate --direct
-[ "$rc" -ne 0 ] || fail "hibernate to an 8 MiB file succeeded"
-expect_err "need [0-9]+ MiB, 8 MiB free on $mnt/image" "capacity message (file)"
+[ "$rc" -ne 0 ] || fail "hibernate to a 2 MiB file succeeded"
+expect_err "need [0-9]+ MiB, 2 MiB free on $mnt/image" "capacity message (file)"
 
-gone=$(make_loop gone 64) || { echo "FAIL: losetup"; exit 1; }
+make_loop gone 64 || { echo "FAIL: losetup"; exit 1; }
+gone=$LOOP
 mkswap "$gone" >/dev/null
 write_config swap "device = $gone"
 t_run torpor status
 losetup -d "$gone"
+# Detached here: the number may go to someone else, so do not undo it.
+unset 'UNDO[${#UNDO[@]}-1]'
 t_run torpor hibernate --direct
 [ "$rc" -ne 0 ] || fail "hibernate to a detached loop device succeeded"
 expect_err "disappeared|cannot find|is gone" "vanished swap area message"

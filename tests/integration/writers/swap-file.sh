@@ -6,7 +6,8 @@
 # label, and e2fsck -fn finds the filesystem clean.
 . "$(dirname "$0")/lib.sh"
 
-dev=$(make_loop fs 512) || { echo "FAIL: losetup"; exit 1; }
+make_loop fs 512 || { echo "FAIL: losetup"; exit 1; }
+dev=$LOOP
 mnt="$WORK/mnt"
 make_ext4 "$dev" "$mnt" || { echo "FAIL: mkfs/mount"; exit 1; }
 sw="$mnt/swapfile"

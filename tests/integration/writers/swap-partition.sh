@@ -6,7 +6,8 @@
 # hibernate leaves no image and a usable swap area; noresume discards.
 . "$(dirname "$0")/lib.sh"
 
-dev=$(make_loop swap 512) || { echo "FAIL: losetup"; exit 1; }
+make_loop swap 512 || { echo "FAIL: losetup"; exit 1; }
+dev=$LOOP
 mkswap -L torporlabel "$dev" >/dev/null || { echo "FAIL: mkswap"; exit 1; }
 uuid=$(blkid -p -o value -s UUID "$dev")
 page0=$(dd if="$dev" bs=4096 count=1 status=none | sha256sum)
