@@ -12,6 +12,7 @@
 #include "cycle.h"
 #include "host.h"
 #include "log.h"
+#include "pool.h"
 #include "snapshot.h"
 #include "stream.h"
 
@@ -177,6 +178,18 @@ report_resume_stats(struct chain *c)
 	free(buf);
 }
 
+/* Frame and queue the oldest encoded chunk. */
+static int
+write_collected(struct pool *pool, struct stream_out *out)
+{
+	struct pool_slot *s = pool_collect(pool);
+
+	if (s->err < 0)
+		return s->err;
+	return stream_out_chunk(out, s->info.sequence, s->info.flags,
+				s->info.raw_len, s->out, s->out_len);
+}
+
 static int
 read_chunk_pages(struct snapshot *snap, uint8_t *buf, uint32_t chunk_pages,
 		 uint64_t pages_left, uint32_t *ret_pages)
@@ -203,7 +216,8 @@ cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 {
 	struct snapshot *snap = NULL;
 	struct chain c;
-	struct chain_worker w;
+	struct pool pool;
+	bool pool_up = false;
 	struct stream_out out;
 	struct image_header h;
 	uint8_t *pages = NULL;
@@ -214,7 +228,6 @@ cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 	double t0;
 
 	memset(&h, 0, sizeof(h));
-	memset(&w, 0, sizeof(w));
 	memset(&out, 0, sizeof(out));
 	memset(&c, 0, sizeof(c));
 
@@ -238,9 +251,7 @@ cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 
 	/* Everything the stream needs is allocated and touched now. */
 	pages = chain_alloc_buffer((size_t)c.chunk_pages * c.page_size);
-	r = pages ? chain_worker_init(&c, &w) : -ENOMEM;
-	if (r >= 0)
-		r = stream_out_init(&out, c.writer);
+	r = pages ? stream_out_init(&out, c.writer) : -ENOMEM;
 	if (r < 0) {
 		log_error_errno(r, "could not allocate the stream buffers: %m");
 		goto out;
@@ -293,12 +304,18 @@ cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 
 	pages_left = h.page_count;
 	for (seq = 0; seq < h.chunk_count; seq++) {
-		struct torpor_chunk_info info;
-		const uint8_t *stored;
-		size_t stored_len;
+		struct pool_slot *slot;
+		uint8_t *dst = pages;
 		uint32_t n = 0;
 
-		r = read_chunk_pages(snap, pages, c.chunk_pages, pages_left, &n);
+		if (pool_up && pool_full(&pool)) {
+			r = write_collected(&pool, &out);
+			if (r < 0)
+				goto out;
+		}
+		if (pool_up)
+			dst = pool_next(&pool)->in;
+		r = read_chunk_pages(snap, dst, c.chunk_pages, pages_left, &n);
 		if (r < 0)
 			goto out;
 		if (n == 0 || (n < c.chunk_pages && n != pages_left)) {
@@ -316,18 +333,28 @@ cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 			}
 			memcpy(h.kernel_release, si.release, sizeof(h.kernel_release));
 			memcpy(h.kernel_version, si.version, sizeof(h.kernel_version));
+			/* Filters learn the image before any thread state
+			 * exists (crypt draws its key here). */
 			r = chain_start_stream(&c, &h);
 			if (r < 0)
 				goto out;
+			r = pool_init(&pool, &c, POOL_ENCODE, s->config->threads ?
+				      s->config->threads : pool_default_threads());
+			if (r < 0)
+				goto out;
+			pool_up = true;
+			memcpy(pool_next(&pool)->in, pages, (size_t)n * c.page_size);
 		}
 		pages_left -= n;
-		info.sequence = seq;
-		info.flags = seq + 1 == h.chunk_count ? TORPOR_CHUNK_LAST : 0;
-		info.raw_len = n * (uint32_t)c.page_size;
-		r = chain_encode(&c, &w, &info, pages, info.raw_len, &stored, &stored_len);
-		if (r < 0)
-			goto out;
-		r = stream_out_chunk(&out, seq, info.flags, info.raw_len, stored, stored_len);
+		slot = pool_next(&pool);
+		slot->in_len = (size_t)n * c.page_size;
+		slot->info.sequence = seq;
+		slot->info.flags = seq + 1 == h.chunk_count ? TORPOR_CHUNK_LAST : 0;
+		slot->info.raw_len = (uint32_t)slot->in_len;
+		pool_submit(&pool);
+	}
+	while (pool_up && pool_pending(&pool)) {
+		r = write_collected(&pool, &out);
 		if (r < 0)
 			goto out;
 	}
@@ -387,7 +414,8 @@ out:
 	if (frozen)
 		snap->ops->unfreeze(snap);
 	stream_out_free(&out);
-	chain_worker_free(&c, &w);
+	if (pool_up)
+		pool_free(&pool);
 	free(pages);
 	registry_cleanup(&s->reg, 1);
 	if (got)

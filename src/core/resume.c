@@ -11,6 +11,7 @@
 #include "chain.h"
 #include "host.h"
 #include "log.h"
+#include "pool.h"
 #include "resume.h"
 #include "snapshot.h"
 #include "stream.h"
@@ -219,7 +220,8 @@ resume_run(struct torpor_session *s, const struct resume_options *o)
 	const char *what = o->mode == RESUME_VERIFY ? "verify" : "resume";
 	struct image_header h;
 	struct chain c;
-	struct chain_worker w;
+	struct pool pool;
+	bool pool_up = false;
 	struct stream_in in;
 	struct snapshot *snap = NULL;
 	struct restore_ctx rc = { 0 };
@@ -231,7 +233,6 @@ resume_run(struct torpor_session *s, const struct resume_options *o)
 
 	memset(&h, 0, sizeof(h));
 	memset(&c, 0, sizeof(c));
-	memset(&w, 0, sizeof(w));
 	memset(&in, 0, sizeof(in));
 
 	r = registry_get(&s->reg);
@@ -291,9 +292,11 @@ resume_run(struct torpor_session *s, const struct resume_options *o)
 		r = is_refusal(r) ? EXIT_REFUSED : r;
 		goto out_refused;
 	}
-	r = chain_worker_init(&c, &w);
+	r = pool_init(&pool, &c, POOL_DECODE, s->config->threads ?
+		      s->config->threads : pool_default_threads());
 	if (r < 0)
 		goto out;
+	pool_up = true;
 	r = stream_in_init(&in, writer, h.stored_bytes,
 			   o->mode == RESUME_VERIFY ? 0 : cache_limit());
 	if (r < 0)
@@ -301,7 +304,7 @@ resume_run(struct torpor_session *s, const struct resume_options *o)
 
 	/* Pass 1: every chunk read, checked and decoded before anything is
 	 * changed or handed to the kernel. */
-	r = stream_decode_all(&c, &w, &in, &h, NULL, NULL);
+	r = stream_decode_all(&c, &pool, &in, &h, NULL, NULL);
 	if (r < 0) {
 		if (r == -EBADMSG) {
 			r = EXIT_REFUSED;
@@ -337,7 +340,7 @@ resume_run(struct torpor_session *s, const struct resume_options *o)
 	frozen = true;
 	stream_in_rewind(&in);
 	rc.snap = snap;
-	r = stream_decode_all(&c, &w, &in, &h, restore_pages, &rc);
+	r = stream_decode_all(&c, &pool, &in, &h, restore_pages, &rc);
 	if (r < 0) {
 		if (r == -EBADMSG || r == -EPERM)
 			r = EXIT_REFUSED;
@@ -382,7 +385,8 @@ out:
 		snap->ops->unfreeze(snap);
 	snapshot_close(snap);
 	stream_in_free(&in);
-	chain_worker_free(&c, &w);
+	if (pool_up)
+		pool_free(&pool);
 	chain_release(&c);
 	registry_cleanup(&s->reg, 1);
 	if (got)

@@ -190,8 +190,20 @@ refuse(int r, const char *what, uint64_t chunk, uint64_t offset)
 	return -EBADMSG;
 }
 
+/* Take the oldest chunk back from the pool and hand its pages on. */
+static int
+deliver(struct pool *pool, stream_page_sink sink, void *ctx)
+{
+	struct pool_slot *s = pool_collect(pool);
+
+	if (s->err < 0)
+		return refuse(-EBADMSG, "the chain refused it", s->info.sequence,
+			      s->where);
+	return sink ? sink(ctx, s->out, s->out_len) : 0;
+}
+
 int
-stream_decode_all(const struct chain *c, struct chain_worker *w,
+stream_decode_all(const struct chain *c, struct pool *pool,
 		  struct stream_in *in, const struct image_header *h,
 		  stream_page_sink sink, void *ctx)
 {
@@ -201,14 +213,18 @@ stream_decode_all(const struct chain *c, struct chain_worker *w,
 
 	for (seq = 0; seq < h->chunk_count; seq++) {
 		uint64_t at = in->pos;
-		const uint8_t *p, *pages;
+		const uint8_t *p;
 		struct chunk_frame f;
-		struct torpor_chunk_info info;
+		struct pool_slot *slot;
 		char err[160];
 		uint64_t want_pages = pages_left < h->chunk_pages ?
 			pages_left : h->chunk_pages;
-		size_t len;
 
+		if (pool_full(pool)) {
+			r = deliver(pool, sink, ctx);
+			if (r < 0)
+				return r;
+		}
 		r = stream_in_get(in, CHUNK_FRAME_SIZE, &p);
 		if (r < 0)
 			return refuse(r, "the frame", seq, at);
@@ -239,18 +255,20 @@ stream_decode_all(const struct chain *c, struct chain_worker *w,
 		if (crc32c(0, p, f.stored_len) != f.stored_crc)
 			return refuse(-EBADMSG, "stored data does not match its CRC32C (corrupt)",
 				      seq, at);
-		info.sequence = seq;
-		info.flags = f.flags & CHUNK_FLAG_LAST;
-		info.raw_len = f.raw_len;
-		r = chain_decode(c, w, &info, p, f.stored_len, &pages, &len);
-		if (r < 0)
-			return refuse(-EBADMSG, "the chain refused it", seq, at);
+		slot = pool_next(pool);
+		memcpy(slot->in, p, f.stored_len);
+		slot->in_len = f.stored_len;
+		slot->info.sequence = seq;
+		slot->info.flags = f.flags & CHUNK_FLAG_LAST;
+		slot->info.raw_len = f.raw_len;
+		slot->where = at;
+		pool_submit(pool);
 		pages_left -= want_pages;
-		if (sink) {
-			r = sink(ctx, pages, len);
-			if (r < 0)
-				return r;
-		}
+	}
+	while (pool_pending(pool)) {
+		r = deliver(pool, sink, ctx);
+		if (r < 0)
+			return r;
 	}
 	if (in->pos != in->end) {
 		log_error("image has %llu stray bytes after the last chunk at stream offset %llu",

@@ -12,6 +12,7 @@
 
 #include "chain.h"
 #include "image-format.h"
+#include "pool.h"
 
 #define STREAM_IO_SIZE (1u << 20)
 
@@ -58,11 +59,12 @@ typedef int (*stream_page_sink)(void *ctx, const uint8_t *pages, size_t len);
 /*
  * Read every chunk of the image described by h, check its frame (sequence,
  * flags, lengths, CRC of the stored bytes), decode it through the chain and
- * hand the pages to sink (may be NULL).  Every refusal is logged saying
+ * hand the pages to sink (may be NULL), in order.  The pool (a decoding
+ * one) runs the chain; this thread reads and checks frames.  Every refusal is logged saying
  * what and where (chunk number and stream offset) and returns -EBADMSG; a
  * sink's error is returned as it is.
  */
-int stream_decode_all(const struct chain *c, struct chain_worker *w,
+int stream_decode_all(const struct chain *c, struct pool *pool,
 		      struct stream_in *in, const struct image_header *h,
 		      stream_page_sink sink, void *ctx);
 

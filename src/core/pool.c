@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "pool.h"
+
+enum {
+	SLOT_FREE,
+	SLOT_READY,
+	SLOT_BUSY,
+	SLOT_DONE,
+};
+
+unsigned
+pool_default_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
+}
+
+static void
+run_slot(const struct pool *p, struct chain_worker *w, struct pool_slot *s)
+{
+	const uint8_t *res;
+	size_t len = 0;
+
+	if (p->direction == POOL_ENCODE)
+		s->err = chain_encode(p->chain, w, &s->info, s->in, s->in_len,
+				      &res, &len);
+	else
+		s->err = chain_decode(p->chain, w, &s->info, s->in, s->in_len,
+				      &res, &len);
+	if (s->err == 0) {
+		/* The worker's buffers are reused for its next chunk. */
+		memcpy(s->out, res, len);
+		s->out_len = len;
+	}
+}
+
+struct worker_arg {
+	struct pool *pool;
+	struct chain_worker *worker;
+};
+
+static void *
+worker_main(void *arg)
+{
+	struct pool *p = ((struct worker_arg *)arg)->pool;
+	struct chain_worker *w = ((struct worker_arg *)arg)->worker;
+
+	free(arg);
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		struct pool_slot *s;
+
+		while (!p->stop && p->taken == p->filled)
+			pthread_cond_wait(&p->work, &p->lock);
+		if (p->stop)
+			break;
+		s = &p->slots[p->taken++ % p->n_slots];
+		s->state = SLOT_BUSY;
+		pthread_mutex_unlock(&p->lock);
+		run_slot(p, w, s);
+		pthread_mutex_lock(&p->lock);
+		s->state = SLOT_DONE;
+		pthread_cond_broadcast(&p->done);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+int
+pool_init(struct pool *p, const struct chain *c,
+	  enum pool_direction direction, unsigned threads)
+{
+	unsigned n_workers = threads ? threads : 1, i;
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	p->chain = c;
+	p->direction = direction;
+	p->n_slots = threads ? 2 * threads + 2 : 1;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->work, NULL);
+	pthread_cond_init(&p->done, NULL);
+
+	p->slots = calloc(p->n_slots, sizeof(*p->slots));
+	p->workers = calloc(n_workers, sizeof(*p->workers));
+	if (!p->slots || !p->workers)
+		goto nomem;
+	for (i = 0; i < p->n_slots; i++) {
+		p->slots[i].in = chain_alloc_buffer(c->buf_size);
+		p->slots[i].out = chain_alloc_buffer(c->buf_size);
+		if (!p->slots[i].in || !p->slots[i].out)
+			goto nomem;
+	}
+	for (i = 0; i < n_workers; i++) {
+		r = chain_worker_init(c, &p->workers[i]);
+		if (r < 0) {
+			pool_free(p);
+			return r;
+		}
+	}
+	if (threads) {
+		p->threads = calloc(threads, sizeof(*p->threads));
+		if (!p->threads)
+			goto nomem;
+		for (i = 0; i < threads; i++) {
+			struct worker_arg *a = malloc(sizeof(*a));
+
+			if (!a)
+				goto nomem;
+			a->pool = p;
+			a->worker = &p->workers[i];
+			r = pthread_create(&p->threads[i], NULL, worker_main, a);
+			if (r != 0) {
+				free(a);
+				pool_free(p);
+				return log_error_errno(-r, "cannot start a worker thread: %m");
+			}
+			p->n_threads = i + 1;
+		}
+	}
+	return 0;
+nomem:
+	pool_free(p);
+	return log_error_errno(-ENOMEM, "out of memory for the worker pool");
+}
+
+void
+pool_free(struct pool *p)
+{
+	unsigned i;
+
+	if (p->n_threads) {
+		pthread_mutex_lock(&p->lock);
+		p->stop = true;
+		pthread_cond_broadcast(&p->work);
+		pthread_mutex_unlock(&p->lock);
+		for (i = 0; i < p->n_threads; i++)
+			pthread_join(p->threads[i], NULL);
+	}
+	free(p->threads);
+	p->threads = NULL;
+	if (p->workers)
+		for (i = 0; i < (p->n_threads ? p->n_threads : 1); i++)
+			chain_worker_free(p->chain, &p->workers[i]);
+	free(p->workers);
+	p->workers = NULL;
+	if (p->slots)
+		for (i = 0; i < p->n_slots; i++) {
+			free(p->slots[i].in);
+			free(p->slots[i].out);
+		}
+	free(p->slots);
+	p->slots = NULL;
+	p->n_threads = 0;
+	pthread_cond_destroy(&p->work);
+	pthread_cond_destroy(&p->done);
+	pthread_mutex_destroy(&p->lock);
+}
+
+bool
+pool_full(const struct pool *p)
+{
+	return p->filled - p->collected == p->n_slots;
+}
+
+bool
+pool_pending(const struct pool *p)
+{
+	return p->filled != p->collected;
+}
+
+struct pool_slot *
+pool_next(struct pool *p)
+{
+	return &p->slots[p->filled % p->n_slots];
+}
+
+void
+pool_submit(struct pool *p)
+{
+	struct pool_slot *s = &p->slots[p->filled % p->n_slots];
+
+	if (!p->n_threads) {
+		run_slot(p, &p->workers[0], s);
+		s->state = SLOT_DONE;
+		p->filled++;
+		return;
+	}
+	pthread_mutex_lock(&p->lock);
+	s->state = SLOT_READY;
+	p->filled++;
+	pthread_cond_signal(&p->work);
+	pthread_mutex_unlock(&p->lock);
+}
+
+struct pool_slot *
+pool_collect(struct pool *p)
+{
+	struct pool_slot *s = &p->slots[p->collected % p->n_slots];
+
+	if (p->n_threads) {
+		pthread_mutex_lock(&p->lock);
+		while (s->state != SLOT_DONE)
+			pthread_cond_wait(&p->done, &p->lock);
+		pthread_mutex_unlock(&p->lock);
+	}
+	s->state = SLOT_FREE;
+	p->collected++;
+	return s;
+}

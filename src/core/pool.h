@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The worker pool: chunks are filled and consumed in order by the caller's
+ * thread (snapshot reads, writer I/O) while worker threads run them through
+ * the chain, each with its own filter states.  With no worker thread the
+ * caller's thread runs the chain itself.
+ */
+#ifndef TORPOR_POOL_H
+#define TORPOR_POOL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chain.h"
+
+enum pool_direction {
+	POOL_ENCODE,
+	POOL_DECODE,
+};
+
+struct pool_slot {
+	uint8_t *in;			/* buf_size bytes: pages or stored bytes */
+	size_t in_len;
+	struct torpor_chunk_info info;
+	uint8_t *out;			/* buf_size bytes: the result */
+	size_t out_len;
+	int state;
+	int err;
+	uint64_t where;			/* caller's note: stream offset */
+};
+
+struct pool {
+	const struct chain *chain;
+	enum pool_direction direction;
+	unsigned n_threads;
+	pthread_t *threads;
+	struct chain_worker *workers;	/* one per thread, or one inline */
+	struct pool_slot *slots;
+	unsigned n_slots;
+	uint64_t filled, taken, collected;
+	bool stop;
+	pthread_mutex_t lock;
+	pthread_cond_t work;
+	pthread_cond_t done;
+};
+
+/* Threads: 0 = none (the caller runs the chain). */
+int pool_init(struct pool *p, const struct chain *c,
+	      enum pool_direction direction, unsigned threads);
+void pool_free(struct pool *p);
+
+/* Whether every slot holds a chunk not yet collected. */
+bool pool_full(const struct pool *p);
+bool pool_pending(const struct pool *p);
+
+/* The slot to fill with the next chunk (only when !pool_full). */
+struct pool_slot *pool_next(struct pool *p);
+
+/* Hand the filled slot over. */
+void pool_submit(struct pool *p);
+
+/* Wait for the oldest submitted chunk and return its slot, whose result
+ * (slot->err, out, out_len) the caller uses before the next call. */
+struct pool_slot *pool_collect(struct pool *p);
+
+/* Threads for `threads = 0` in the configuration: one per online CPU. */
+unsigned pool_default_threads(void);
+
+#endif
