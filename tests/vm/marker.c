@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The "user session" of the VM suite: the proof that a resume really
+ * happened.  It draws a random token, fills a locked buffer with data
+ * derived from it and prints the token and the buffer's checksum.  On
+ * SIGUSR1 it reads the whole buffer again and prints both once more.  The
+ * token only exists in this process's memory: seeing it again in a later
+ * boot means the memory came back from the image, and the checksum says
+ * every page of the buffer came back intact.
+ *
+ * Usage: marker [MiB]      (default 16)
+ * Output: "MARKER pid=P token=T sum=S mib=M"
+ *         "MARKER-AFTER pid=P token=T sum=S mib=M boottime_jump=J"
+ * Exit: 0 after MARKER-AFTER, 1 on error.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TOKEN_BYTES 16
+
+static int
+fill_random(void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = getrandom(p, len, 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* xorshift64*: cheap and deterministic, enough to make every page differ. */
+static uint64_t
+next_word(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * UINT64_C(2685821657736338717);
+}
+
+/* FNV-1a over 64-bit words, position-dependent through the running state. */
+static uint64_t
+checksum(const uint64_t *words, size_t n)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= words[i];
+		h *= UINT64_C(1099511628211);
+	}
+	return h;
+}
+
+static double
+boottime_minus_monotonic(void)
+{
+	struct timespec b, m;
+
+	clock_gettime(CLOCK_BOOTTIME, &b);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	return (double)(b.tv_sec - m.tv_sec) +
+	       (double)(b.tv_nsec - m.tv_nsec) / 1e9;
+}
+
+int
+main(int argc, char **argv)
+{
+	uint8_t token[TOKEN_BYTES];
+	char hex[2 * TOKEN_BYTES + 1];
+	size_t mib = 16, nwords;
+	uint64_t *buf, state, sum;
+	double jump_before;
+	sigset_t set;
+	int sig, r;
+
+	if (argc > 2) {
+		fprintf(stderr, "usage: marker [MiB]\n");
+		return 1;
+	}
+	if (argc == 2) {
+		char *end;
+		unsigned long v = strtoul(argv[1], &end, 10);
+
+		if (*end != '\0' || v == 0 || v > 1024) {
+			fprintf(stderr, "marker: bad size '%s'\n", argv[1]);
+			return 1;
+		}
+		mib = v;
+	}
+	nwords = mib * 1024 * 1024 / sizeof(uint64_t);
+
+	/* Block SIGUSR1 before anyone can send it: sigwait() collects it. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+
+	r = fill_random(token, sizeof(token));
+	if (r < 0) {
+		fprintf(stderr, "marker: getrandom: %s\n", strerror(-r));
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(token); i++)
+		snprintf(hex + 2 * i, 3, "%02x", token[i]);
+
+	buf = mmap(NULL, nwords * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED) {
+		fprintf(stderr, "marker: mmap %zu MiB: %m\n", mib);
+		return 1;
+	}
+	/* Locked so that the pages sit in RAM (and so in the image), not in
+	 * the swap area the image may be written to. */
+	if (mlock(buf, nwords * sizeof(uint64_t)) < 0) {
+		fprintf(stderr, "marker: mlock %zu MiB: %m\n", mib);
+		return 1;
+	}
+	memcpy(&state, token, sizeof(state));
+	state |= 1;
+	for (size_t i = 0; i < nwords; i++)
+		buf[i] = next_word(&state);
+	sum = checksum(buf, nwords);
+	/* Wipe the generator's state: the buffer alone must carry the proof. */
+	state = 0;
+
+	jump_before = boottime_minus_monotonic();
+	printf("MARKER pid=%ld token=%s sum=%016" PRIx64 " mib=%zu\n",
+	       (long)getpid(), hex, sum, mib);
+	fflush(stdout);
+
+	for (;;) {
+		r = sigwait(&set, &sig);
+		if (r == 0 && sig == SIGUSR1)
+			break;
+	}
+
+	sum = checksum(buf, nwords);
+	/* CLOCK_BOOTTIME jumps by the time spent powered off (KERNEL-FACTS):
+	 * a large jump is one more sign that the machine really was off. */
+	printf("MARKER-AFTER pid=%ld token=%s sum=%016" PRIx64
+	       " mib=%zu boottime_jump=%.1f\n",
+	       (long)getpid(), hex, sum, mib,
+	       boottime_minus_monotonic() - jump_before);
+	fflush(stdout);
+	munmap(buf, nwords * sizeof(uint64_t));
+	return 0;
+}

@@ -1,0 +1,399 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# One case of the VM suite: boot Debian's kernel under QEMU (TCG) up to
+# three times on one sparse disk image.
+#   boot 1  the marker starts, then the machine hibernates and powers off
+#   boot 2  the resume hook restores the image: the marker prints the same
+#           token and checksum, `torpor hibernate` exits 0, power off
+#   boot 3  no image any more: a normal boot
+# Negative cases change what happens between or during the boots.
+#
+# Usage: run-case.sh CASE BUILDDIR [LOGDIR]
+#   LOGDIR (default BUILDDIR/tests/vm/vm-logs/CASE) keeps each boot's serial
+#   log, host-timestamped (seconds since QEMU started), and timing.txt.
+# Exit: 0 passed, 1 failed, 77 QEMU cannot run here at all.
+# Environment: TORPOR_VM_TIMEOUT_SCALE (default 1) stretches every timeout.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+[ $# -ge 2 ] || { echo "usage: $0 CASE BUILDDIR [LOGDIR]" >&2; exit 1; }
+case_name=$1
+builddir=$(cd "$2" && pwd)
+logdir=${3:-$builddir/tests/vm/vm-logs/$case_name}
+mkdir -p "$logdir"
+logdir=$(cd "$logdir" && pwd)
+scale=${TORPOR_VM_TIMEOUT_SCALE:-1}
+
+MEM=512
+skip() {
+	echo "***********************************************************" >&2
+	echo "vm: SKIP $case_name: $*" >&2
+	echo "***********************************************************" >&2
+	exit 77
+}
+failures=0
+fail() {
+	echo "vm: FAIL $case_name: $*" >&2
+	failures=$((failures + 1))
+}
+note() { echo "vm: $case_name: $*"; }
+
+# --- Can QEMU run at all? (the only reason to skip) -----------------------
+if ! command -v qemu-system-x86_64 >/dev/null ||
+   ! ls /boot/vmlinuz-* >/dev/null 2>&1 || ! command -v busybox >/dev/null; then
+	"$here/install-deps.sh"
+	case $? in
+	0) ;;
+	77) skip "QEMU, a kernel or busybox is missing and cannot be installed" ;;
+	*) skip "installing QEMU, the kernel or busybox failed" ;;
+	esac
+fi
+command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64"
+qemu-system-x86_64 -version >/dev/null 2>&1 ||
+	skip "qemu-system-x86_64 does not start"
+
+# --- The case -------------------------------------------------------------
+# writer: raw | swap | kernel; part: "" (whole disk) or 1 (one partition)
+writer=raw filters="lzo checksum" test_mode=0 boots=3 mem2=$MEM append2=
+flip=0 expect=resume
+case "$case_name" in
+kernel-baseline) writer=kernel ;;
+raw-lzo) ;;
+test-mode) test_mode=1 expect=test ;;
+corrupt) flip=1 expect=refused ;;
+wrong-mem) mem2=768 expect=refused ;;
+noresume) append2=noresume expect=noresume ;;
+swap-lz4) writer=swap filters="lz4 checksum" ;;
+corrupt-swap) writer=swap filters="lz4 checksum" flip=1 expect=refused ;;
+swap-crypt) writer=swap filters="zlib crypt" ;;
+*) echo "run-case: unknown case '$case_name'" >&2; exit 1 ;;
+esac
+
+guest=$logdir/guest
+rm -f "$logdir"/boot*.log "$logdir/timing.txt"
+mkdir -p "$guest"
+disk=$logdir/disk.img
+rm -f "$disk"
+truncate -s 1G "$disk"
+
+# le32 N: N as four little-endian bytes, in printf escapes.
+le32() {
+	printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $((($1 >> 8) & 255)) \
+		$((($1 >> 16) & 255)) $((($1 >> 24) & 255))
+}
+# write_mbr DISK START SECTORS: one primary partition, type 82.
+write_mbr() {
+	local entry
+	entry="\\000\\000\\000\\000\\202\\000\\000\\000$(le32 "$2")$(le32 "$3")"
+	printf "$entry" | dd of="$1" bs=1 seek=446 conv=notrunc 2>/dev/null
+	printf '\125\252' | dd of="$1" bs=1 seek=510 conv=notrunc 2>/dev/null
+}
+
+dev=/dev/vda
+part_offset=0
+if [ "$writer" = swap ]; then
+	# A swap partition, as on a real machine: an MBR with one partition
+	# of type 82 (Linux swap) from sector 2048 to the end.
+	write_mbr "$disk" 2048 $((1024 * 2048 - 2048))
+	dev=/dev/vda1
+	part_offset=$((2048 * 512))
+fi
+
+# The plugins this case names must be in the build: a missing one fails.
+if [ "$writer" != kernel ]; then
+	for p in $writer $filters; do
+		[ -f "$builddir/plugins/$p.so" ] ||
+			{ echo "vm: FAIL $case_name: plugin $p.so is not in $builddir/plugins" >&2; exit 1; }
+	done
+	for p in src/torpor/torpor src/torpor-resume/torpor-resume; do
+		[ -x "$builddir/$p" ] ||
+			{ echo "vm: FAIL $case_name: $builddir/$p is not built" >&2; exit 1; }
+	done
+fi
+
+conf=$guest/torpor.conf
+files=()
+{
+	echo "# VM suite case $case_name"
+	echo "[torpor]"
+	echo "writer = $writer"
+	echo "filters = $filters"
+	echo "plugin_dir = /usr/lib/torpor/plugins"
+	echo "after = poweroff"
+	echo
+	echo "[$writer]"
+	echo "device = $dev"
+	case "$filters" in
+	*crypt*)
+		echo
+		echo "[crypt]"
+		echo "mode = keyfile"
+		echo "key_file = /etc/torpor/crypt.keyfile"
+		;;
+	esac
+} >"$conf"
+files+=(-f "$conf=/etc/torpor/torpor.conf")
+case "$filters" in
+*crypt*)
+	# A fresh key per run, only inside the initramfs (the disk image
+	# holds nothing but ciphertext).
+	head -c 32 /dev/urandom >"$guest/crypt.keyfile"
+	chmod 600 "$guest/crypt.keyfile"
+	files+=(-f "$guest/crypt.keyfile=/etc/torpor/crypt.keyfile")
+	;;
+esac
+
+opt_t=()
+[ "$writer" = kernel ] && opt_t=(-T)
+if ! "$here/build-initramfs.sh" "${opt_t[@]}" "${files[@]}" "$builddir" "$guest" \
+	>"$logdir/build-initramfs.log" 2>&1; then
+	rc=$?
+	cat "$logdir/build-initramfs.log" >&2
+	[ "$rc" = 77 ] && skip "no kernel to boot"
+	echo "vm: FAIL $case_name: building the initramfs failed" >&2
+	exit 1
+fi
+kernel=$(cat "$guest/kernel.path")
+initrd=$guest/initramfs.cpio
+
+# --- Booting --------------------------------------------------------------
+# Prefix every serial line with the host time since QEMU started, in
+# seconds: the guest's own clocks jump across a resume, the host's do not.
+stamp_lines() {
+	local start=$1 line now ms
+	while IFS= read -r line || [ -n "$line" ]; do
+		now=${EPOCHREALTIME/./}
+		ms=$(((now - start) / 1000))
+		printf '%d.%03d %s\n' $((ms / 1000)) $((ms % 1000)) "${line%$'\r'}"
+	done
+}
+
+# boot N MEM TIMEOUT EXTRA-APPEND: sets boot_rc and boot_secs.
+boot() {
+	local n=$1 mem=$2 limit=$3 extra=$4 log=$logdir/boot$1.log start end
+	local append="console=ttyS0 quiet panic=-1 oops=panic"
+	append="$append torpor.case=$case_name torpor.boot=$n resume=$dev"
+	[ "$writer" = swap ] && append="$append torpor.swap=$dev"
+	[ "$test_mode" = 1 ] && append="$append torpor.test=1"
+	[ -n "$extra" ] && append="$append $extra"
+	limit=$((limit * scale))
+	note "boot $n (-m $mem, timeout ${limit}s): $append"
+	start=${EPOCHREALTIME/./}
+	timeout -k 5 "$limit" qemu-system-x86_64 \
+		-machine pc,accel=tcg -cpu qemu64 -m "$mem" -smp 1 \
+		-nodefaults -no-reboot -display none -monitor none \
+		-serial stdio -net none \
+		-kernel "$kernel" -initrd "$initrd" -append "$append" \
+		-drive "file=$disk,if=virtio,format=raw" \
+		</dev/null 2>&1 | stamp_lines "$start" >"$log"
+	boot_rc=${PIPESTATUS[0]}
+	end=${EPOCHREALTIME/./}
+	boot_secs=$(((end - start) / 1000))
+	boot_secs=$((boot_secs / 1000)).$(printf '%03d' $((boot_secs % 1000)))
+	note "boot $n: QEMU exit $boot_rc after ${boot_secs}s"
+	[ "$boot_rc" = 124 ] && fail "boot $n timed out after ${limit}s"
+	[ "$boot_rc" = 0 ] || [ "$boot_rc" = 124 ] ||
+		fail "boot $n: QEMU exited with $boot_rc"
+	grep -q 'VM: power off' "$log" || [ "$n" = 1 ] ||
+		fail "boot $n did not reach the power-off"
+	grep -qE 'Kernel panic|BUG:|Oops' "$log" && fail "boot $n: kernel panic or oops"
+	return 0
+}
+
+# has BOOT REGEX: the line is in that boot's log.
+has() { grep -qE -- "$2" "$logdir/boot$1.log"; }
+# ts BOOT REGEX: host seconds of the first matching line.
+ts() { grep -E -m1 -- "$2" "$logdir/boot$1.log" | cut -d' ' -f1; }
+# field BOOT REGEX KEY: KEY=value from the first matching line.
+field() {
+	grep -E -m1 -- "$2" "$logdir/boot$1.log" |
+		tr ' ' '\n' | sed -n "s/^$3=//p" | head -n 1
+}
+torpor_resume_rc() {
+	grep -m1 'VM: torpor-resume exit' "$logdir/boot$1.log" | awk '{print $NF}'
+}
+
+raw_signature() {
+	head -c 16 "$disk" | tr -d '\0'
+}
+swap_tail() {
+	dd if="$disk" bs=1 skip=$((part_offset + 4086)) count=10 2>/dev/null | tr -d '\0'
+}
+# What the host sees on the disk: "image" or "none".
+disk_state() {
+	case "$writer" in
+	raw) [ "$(raw_signature)" = TORPOR-RAW-SIG01 ] && echo image || echo none ;;
+	swap|kernel) [ "$(swap_tail)" = SWAPSPACE2 ] && echo none || echo image ;;
+	esac
+}
+
+# Flip one byte in the middle of the stored data stream.
+flip_byte() {
+	local at old new
+	if [ "$writer" = raw ]; then
+		# The signature block gives the stream's offset and length.
+		local off len
+		off=$(od -A n -t u8 -j 24 -N 8 "$disk" | tr -d ' ')
+		len=$(od -A n -t u8 -j 32 -N 8 "$disk" | tr -d ' ')
+		at=$((off + len / 2))
+	else
+		# Swap pages are handed out from the start of an empty area:
+		# the middle of the stored bytes lies inside the image.
+		local mib
+		mib=$(grep -hoE '[0-9.]+ MiB stored' "$logdir/boot1.log" | head -n1 | cut -d' ' -f1)
+		[ -n "$mib" ] || mib=8
+		at=$((part_offset + 4096 + ${mib%.*} * 1024 * 1024 / 2))
+	fi
+	old=$(od -A n -t u1 -j "$at" -N 1 "$disk" | tr -d ' ')
+	new=$((old ^ 0x5a))
+	printf "$(printf '\\%03o' "$new")" |
+		dd of="$disk" bs=1 seek="$at" count=1 conv=notrunc 2>/dev/null
+	note "flipped the byte at $at ($old -> $new)"
+}
+
+on_exit() {
+	if [ "$failures" -gt 0 ]; then
+		for f in "$logdir"/boot*.log; do
+			[ -f "$f" ] || continue
+			echo "======== $f ========" >&2
+			cat "$f" >&2
+		done
+		echo "vm: $case_name: $failures failure(s); logs in $logdir" >&2
+	fi
+	rm -f "$disk"
+}
+trap on_exit EXIT
+
+# --- Boot 1: the marker, then hibernation ---------------------------------
+boot 1 "$MEM" 60 ""
+boot1_secs=$boot_secs
+# Allocated blocks of the sparse disk: what the hibernation wrote.
+disk_mib=$(du -k "$disk" | awk '{ printf "%.1f", $1 / 1024 }')
+has 1 '^[0-9.]+ MARKER pid=' || fail "boot 1: the marker did not start"
+token=$(field 1 '^[0-9.]+ MARKER pid=' token)
+sum=$(field 1 '^[0-9.]+ MARKER pid=' sum)
+has 1 'VM: hibernate start' || fail "boot 1 did not reach the hibernation"
+if [ "$writer" != kernel ]; then
+	has 1 'VM: torpor-resume exit 0' ||
+		fail "boot 1: torpor-resume did not exit 0 on an empty disk"
+fi
+if [ "$expect" = test ]; then
+	has 1 'VM: hibernate exit 0' || fail "boot 1: torpor hibernate --test did not exit 0"
+	has 1 "MARKER-AFTER .*token=$token sum=$sum" ||
+		fail "boot 1: the marker is not running after --test"
+	[ "$(disk_state)" = none ] || fail "the --test image was not invalidated"
+else
+	has 1 'VM: hibernate exit' &&
+		fail "boot 1: the hibernation returned instead of powering off: $(grep -h -E 'VM: hibernate exit|hibernate:|error|refus' "$logdir/boot1.log" | head -5)"
+	[ "$(disk_state)" = image ] || fail "after boot 1 the disk holds no image"
+fi
+[ "$failures" = 0 ] || exit 1
+
+# --- Between the boots, and boot 2 ----------------------------------------
+[ "$flip" = 1 ] && flip_byte
+boot 2 "$mem2" 45 "$append2"
+after_re="MARKER-AFTER .*token=$token sum=$sum"
+case "$expect" in
+resume)
+	has 2 "$after_re" ||
+		fail "boot 2: no MARKER-AFTER with token=$token sum=$sum: $(grep -h MARKER "$logdir/boot2.log")"
+	has 2 'VM: hibernate exit 0' || fail "boot 2: the resumed hibernate did not exit 0"
+	;;
+test)
+	has 2 'MARKER-AFTER' && fail "boot 2 resumed a --test image"
+	[ "$(torpor_resume_rc 2)" = 0 ] || fail "boot 2: torpor-resume exit $(torpor_resume_rc 2), wanted 0"
+	;;
+refused)
+	has 2 'MARKER-AFTER' && fail "boot 2 resumed a refused image"
+	r=$(torpor_resume_rc 2)
+	[ "$r" = 2 ] || fail "boot 2: torpor-resume exit '$r', wanted 2 (image refused)"
+	# torpor-resume itself must say what failed (the kernel's own
+	# "Image mismatch" line does not count).
+	has 2 '^[0-9.]+ torpor-resume: .*(refused|mismatch|corrupt|does not match|differ)' ||
+		fail "boot 2: torpor-resume printed no message saying why the image was refused"
+	has 2 'VM: power off' || fail "boot 2 did not boot on normally"
+	if [ "$writer" = swap ]; then
+		has 2 "VM: swap signature 'SWAPSPACE2'" ||
+			fail "boot 2: the swap signature is not back after the refusal"
+		has 2 'VM: swapon .* ok' || fail "boot 2: swapon failed after the refusal"
+	fi
+	;;
+noresume)
+	has 2 'MARKER-AFTER' && fail "boot 2 resumed despite noresume"
+	r=$(torpor_resume_rc 2)
+	[ "$r" = 0 ] || fail "boot 2: torpor-resume exit '$r' with noresume, wanted 0"
+	[ "$(disk_state)" = none ] || fail "noresume left the image on the disk"
+	;;
+esac
+if [ "$writer" = kernel ]; then
+	has 2 "$after_re" || fail "boot 2: the kernel did not resume the marker"
+fi
+
+# --- Boot 3: nothing to resume --------------------------------------------
+if [ "$case_name" = wrong-mem ]; then
+	# Back to the right memory size: an image still on the disk (refused
+	# before it was invalidated) must resume now; otherwise the disk must
+	# be clean and the boot normal.
+	state=$(disk_state)
+	boot 3 "$MEM" 45 ""
+	if [ "$state" = image ]; then
+		note "the refused image was kept: boot 3 (right memory) must resume it"
+		has 3 "$after_re" || fail "boot 3 (right memory) did not resume the kept image"
+	else
+		note "the refused image was invalidated: boot 3 must boot normally"
+		has 3 'MARKER-AFTER' && fail "boot 3 resumed an invalidated image"
+		[ "$(torpor_resume_rc 3)" = 0 ] ||
+			fail "boot 3: torpor-resume exit $(torpor_resume_rc 3), wanted 0"
+	fi
+elif [ "$expect" = refused ] && [ "$writer" = raw ]; then
+	# The raw writer leaves a refused image as it was: it must be
+	# refused again, never half-restored.
+	boot 3 "$MEM" 30 ""
+	has 3 'MARKER-AFTER' && fail "boot 3 resumed a corrupt image"
+	[ "$(torpor_resume_rc 3)" = 2 ] ||
+		fail "boot 3: the corrupt image was not refused again"
+else
+	[ "$(disk_state)" = none ] ||
+		fail "after boot 2 the disk still holds an image"
+	boot 3 "$MEM" 30 ""
+	has 3 'MARKER-AFTER' && fail "boot 3 resumed something"
+	has 3 'VM: no image, normal boot' || fail "boot 3 did not boot normally"
+	if [ "$writer" != kernel ]; then
+		[ "$(torpor_resume_rc 3)" = 0 ] ||
+			fail "boot 3: torpor-resume exit $(torpor_resume_rc 3), wanted 0"
+	fi
+	if [ "$writer" = swap ]; then
+		has 3 "VM: swap signature 'SWAPSPACE2'" ||
+			fail "boot 3: no swap signature"
+	fi
+fi
+
+# --- Figures --------------------------------------------------------------
+sub() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "-"; else printf "%.1f", a - b }'; }
+t_hib=$(ts 1 'VM: hibernate start')
+
+summary=$(grep -h -m1 -E 'hibernate( \(test\))?: [0-9]+ pages' "$logdir"/boot*.log | head -n1 | cut -d' ' -f2-)
+pages=$(sed -nE 's/.*: ([0-9]+) pages.*/\1/p' <<<"$summary")
+stored=$(sed -nE 's/.* ([0-9.]+) MiB stored.*/\1/p' <<<"$summary")
+if [ "$writer" = kernel ]; then
+	# The resumed system's log still holds the snapshot's own lines.
+	pages=$(grep -h -m1 -oE 'Need to copy [0-9]+ pages' "$logdir/boot2.log" | grep -oE '[0-9]+' | head -n1)
+	stored=$disk_mib
+fi
+if [ "$expect" = resume ]; then
+	t_res=$(ts 2 'MARKER-AFTER')
+	t_hook=$(ts 2 'VM-T resume-hook')
+	restore=$(sub "$t_res" "$t_hook")
+else
+	t_res= restore=-
+fi
+line=$(printf '%-16s boot-to-hibernate %5ss  hibernate %5ss  resume %5ss (restore %5ss)  pages %6s  stored %6s MiB' \
+	"$case_name" "$(sub "$t_hib" 0)" "$(sub "$boot1_secs" "$t_hib")" \
+	"$(sub "$t_res" 0)" "$restore" "${pages:--}" "${stored:--}")
+echo "$line" >"$logdir/timing.txt"
+echo "VM-TIMING $line"
+
+[ "$failures" = 0 ] || exit 1
+note "passed"
+exit 0
