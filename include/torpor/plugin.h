@@ -309,7 +309,9 @@ struct torpor_plugin {
 	int (*save_config)(uint8_t *buf, size_t size);
 
 	/* Optional.  Restore the configuration save_config() wrote.  Called
-	 * at resume before initialise(1); -EBADMSG if it does not parse. */
+	 * at resume: for a filter before its initialise(1), for the writer
+	 * (already initialised to find the image) after read_header();
+	 * -EBADMSG if it does not parse. */
 	int (*load_config)(const uint8_t *buf, size_t len);
 
 	/* Optional.  Append a short human-readable status into buf (size

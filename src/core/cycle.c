@@ -13,6 +13,7 @@
 #include "host.h"
 #include "log.h"
 #include "pool.h"
+#include "snapshot-internal.h"
 #include "snapshot.h"
 #include "stream.h"
 
@@ -42,16 +43,16 @@ done:
 
 /* How many bytes of memory the image will take, before it is taken. */
 static uint64_t
-estimate_image_bytes(struct snapshot *snap)
+estimate_image_bytes(struct snapshot *snap, const char *spec)
 {
-	uint64_t size = 0;
+	uint64_t size = 0, seed;
+	bool named;
 	FILE *f;
 
-	if (snap->kind == TORPOR_SNAPSHOT_SIM) {
-		if (snap->ops->image_size(snap, &size) == 0)
-			return size;
-		return 0;
-	}
+	/* The simulated image's size is in its name; like the kernel's, the
+	 * device itself knows it only once the image exists. */
+	if (snap->kind == TORPOR_SNAPSHOT_SIM)
+		return sim_parse_spec(spec, &size, &seed, &named) == 0 ? size : 0;
 	/* The kernel shrinks the image to /sys/power/image_size when it can;
 	 * used memory is the other bound. */
 	f = fopen("/sys/power/image_size", "re");
@@ -257,7 +258,7 @@ cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 		goto out;
 	}
 
-	expected = cycle_expected_stream(s, estimate_image_bytes(snap),
+	expected = cycle_expected_stream(s, estimate_image_bytes(snap, s->config->snapshot),
 					 c.page_size, c.chunk_pages);
 	r = c.writer->ops.writer->reserve(expected);
 	if (r < 0) {

@@ -60,6 +60,32 @@ cache_limit(void)
 	return avail / 4;
 }
 
+static enum resume_refusal refusal;
+
+static int
+refuse(enum resume_refusal why)
+{
+	refusal = why;
+	return EXIT_REFUSED;
+}
+
+/* What a plugin's error says about the image. */
+static enum resume_refusal
+classify(int r)
+{
+	switch (r) {
+	case -EKEYREJECTED:
+		return REFUSAL_KEY;
+	case -ENOKEY:
+	case -EKEYREVOKED:
+	case -EPERM:
+	case -EPROTONOSUPPORT:
+		return REFUSAL_ELSEWHERE;
+	default:
+		return REFUSAL_CORRUPT;
+	}
+}
+
 static int
 check_kernel(const struct torpor_session *s, const struct image_header *h)
 {
@@ -76,13 +102,13 @@ check_kernel(const struct torpor_session *s, const struct image_header *h)
 	if (strcmp(release, h->kernel_release) != 0) {
 		log_error("image refused: it was written by kernel %s, this is kernel %s; boot %s to resume it",
 			  h->kernel_release, release, h->kernel_release);
-		return EXIT_REFUSED;
+		return refuse(REFUSAL_ELSEWHERE);
 	}
 	if (probe.kind == TORPOR_SNAPSHOT_KERNEL && uname(&u) == 0 &&
 	    strcmp(u.version, h->kernel_version) != 0) {
 		log_error("image refused: it was written by kernel %s build '%s', this is build '%s'",
 			  h->kernel_release, h->kernel_version, u.version);
-		return EXIT_REFUSED;
+		return refuse(REFUSAL_ELSEWHERE);
 	}
 	return 0;
 }
@@ -114,18 +140,18 @@ rebuild_chain(struct torpor_session *s, const struct image_header *h)
 			    e != s->reg.active_writer) {
 				log_error("image refused: it was written by writer '%s', the configured writer is '%s'",
 					  ce->name, s->reg.active_writer->ops.name);
-				return EXIT_REFUSED;
+				return refuse(REFUSAL_ELSEWHERE);
 			}
 		} else {
 			if (ce->type != TORPOR_PLUGIN_FILTER) {
 				log_error("image refused: chain position %u ('%s') is not a filter",
 					  i, ce->name);
-				return EXIT_REFUSED;
+				return refuse(REFUSAL_CORRUPT);
 			}
 			if (!e || e->ops.type != TORPOR_PLUGIN_FILTER) {
 				log_error("image refused: it needs filter '%s' (chain position %u), which is not installed in %s",
 					  ce->name, i, s->plugin_dir);
-				return EXIT_REFUSED;
+				return refuse(REFUSAL_ELSEWHERE);
 			}
 			e->disabled = false;
 			/* Suspend2's move-to-tail reproduces the recorded order. */
@@ -136,18 +162,18 @@ rebuild_chain(struct torpor_session *s, const struct image_header *h)
 			if (r < 0) {
 				log_error_errno(r, "image refused: plugin '%s' cannot use its saved configuration: %m",
 						ce->name);
-				return is_refusal(r) ? EXIT_REFUSED : r;
+				return is_refusal(r) ? refuse(classify(r)) : r;
 			}
 		} else if (ce->blob_len) {
 			log_error("image refused: plugin '%s' saved a configuration it cannot load",
 				  ce->name);
-			return EXIT_REFUSED;
+			return refuse(REFUSAL_CORRUPT);
 		}
 		if (!last && e->ops.initialise && !e->initialised) {
 			r = e->ops.initialise(1);
 			if (r < 0) {
 				log_error_errno(r, "plugin '%s' did not initialise: %m", ce->name);
-				return is_refusal(r) ? EXIT_REFUSED : r;
+				return is_refusal(r) ? refuse(classify(r)) : r;
 			}
 			e->initialised = true;
 		}
@@ -197,7 +223,7 @@ read_header(struct plugin_entry *writer, struct image_header *h,
 		if (r == -EBADMSG || r == -EMSGSIZE || r == -ENODATA) {
 			log_error_errno(r, "image refused: writer '%s' cannot read its header: %m",
 					writer->ops.name);
-			return EXIT_REFUSED;
+			return refuse(REFUSAL_CORRUPT);
 		}
 		return log_error_errno(r, "writer '%s' cannot read the image header: %m",
 				       writer->ops.name);
@@ -206,7 +232,7 @@ read_header(struct plugin_entry *writer, struct image_header *h,
 	if (r < 0) {
 		free(buf);
 		log_error("image refused: header: %s", err);
-		return EXIT_REFUSED;
+		return refuse(REFUSAL_CORRUPT);
 	}
 	*ret_buf = buf;
 	*ret_len = len;
@@ -214,7 +240,7 @@ read_header(struct plugin_entry *writer, struct image_header *h,
 }
 
 int
-resume_run(struct torpor_session *s, const struct resume_options *o)
+resume_run(struct torpor_session *s, struct resume_options *o)
 {
 	struct plugin_entry *writer = s->reg.active_writer;
 	const char *what = o->mode == RESUME_VERIFY ? "verify" : "resume";
@@ -234,6 +260,7 @@ resume_run(struct torpor_session *s, const struct resume_options *o)
 	memset(&h, 0, sizeof(h));
 	memset(&c, 0, sizeof(c));
 	memset(&in, 0, sizeof(in));
+	refusal = REFUSAL_NONE;
 
 	r = registry_get(&s->reg);
 	if (r < 0)
@@ -269,7 +296,7 @@ resume_run(struct torpor_session *s, const struct resume_options *o)
 	if (h.page_size != (uint32_t)sysconf(_SC_PAGESIZE)) {
 		log_error("image refused: its page size is %u, this system's is %ld",
 			  h.page_size, sysconf(_SC_PAGESIZE));
-		r = EXIT_REFUSED;
+		r = refuse(REFUSAL_ELSEWHERE);
 		goto out_refused;
 	}
 	r = check_kernel(s, &h);
@@ -284,12 +311,12 @@ resume_run(struct torpor_session *s, const struct resume_options *o)
 	if (c.n_filters + 1 != h.n_chain) {
 		log_error("image refused: the rebuilt chain has %zu filters, the header %u",
 			  c.n_filters, h.n_chain - 1);
-		r = EXIT_REFUSED;
+		r = refuse(REFUSAL_CORRUPT);
 		goto out_refused;
 	}
 	r = chain_start_stream(&c, &h);
 	if (r < 0) {
-		r = is_refusal(r) ? EXIT_REFUSED : r;
+		r = is_refusal(r) ? refuse(classify(r)) : r;
 		goto out_refused;
 	}
 	r = pool_init(&pool, &c, POOL_DECODE, s->config->threads ?
@@ -307,7 +334,7 @@ resume_run(struct torpor_session *s, const struct resume_options *o)
 	r = stream_decode_all(&c, &pool, &in, &h, NULL, NULL);
 	if (r < 0) {
 		if (r == -EBADMSG) {
-			r = EXIT_REFUSED;
+			r = refuse(REFUSAL_CORRUPT);
 			goto out_refused;
 		}
 		goto out;
@@ -343,7 +370,7 @@ resume_run(struct torpor_session *s, const struct resume_options *o)
 	r = stream_decode_all(&c, &pool, &in, &h, restore_pages, &rc);
 	if (r < 0) {
 		if (r == -EBADMSG || r == -EPERM)
-			r = EXIT_REFUSED;
+			r = refuse(REFUSAL_CORRUPT);
 		goto out;
 	}
 	if (rc.pages != h.page_count) {
@@ -365,7 +392,7 @@ resume_run(struct torpor_session *s, const struct resume_options *o)
 	/* With the kernel we only get here when the restore failed. */
 	if (r < 0) {
 		log_error_errno(r, "the restore failed: %m");
-		r = r == -EPERM ? EXIT_REFUSED : r;
+		r = r == -EPERM ? refuse(REFUSAL_CORRUPT) : r;
 		goto out;
 	}
 	printf("resume: %" PRIu64 " pages restored and verified\n",
@@ -379,6 +406,7 @@ out_refused:
 		log_error("image refused: nothing was handed to the snapshot device%s",
 			  o->mode == RESUME_RESTORE ? "; the image was left as it was" : "");
 out:
+	o->refusal = r == EXIT_REFUSED ? refusal : REFUSAL_NONE;
 	if (refused && o->mode == RESUME_RESTORE && writer->ops.writer->refused)
 		writer->ops.writer->refused();
 	if (frozen)

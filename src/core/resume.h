@@ -12,9 +12,19 @@ enum resume_mode {
 	RESUME_VERIFY,		/* torpor verify: read and check, change nothing */
 };
 
+/* Why an image was refused: whether it could ever be resumed. */
+enum resume_refusal {
+	REFUSAL_NONE,
+	REFUSAL_CORRUPT,	/* corrupt or tampered: never resumable */
+	REFUSAL_KEY,		/* wrong passphrase: asking again may work */
+	REFUSAL_ELSEWHERE,	/* another kernel, key, plugin set or
+				 * configuration could resume it */
+};
+
 struct resume_options {
 	enum resume_mode mode;
 	bool noresume;		/* `noresume` on the kernel command line */
+	enum resume_refusal refusal;	/* out: set with EXIT_REFUSED */
 };
 
 /*
@@ -24,7 +34,7 @@ struct resume_options {
  * negative errno for any other error.  Everything is said on stderr; the
  * one-line summary on stdout.
  */
-int resume_run(struct torpor_session *s, const struct resume_options *o);
+int resume_run(struct torpor_session *s, struct resume_options *o);
 
 /* Parse a kernel command line for noresume, resume= and resume_offset=;
  * the values are copied into the caller's buffers ("" when absent). */

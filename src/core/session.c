@@ -151,6 +151,25 @@ session_arrange_hibernate(struct torpor_session *s)
 	return 0;
 }
 
+int
+session_invalidate(struct torpor_session *s)
+{
+	struct plugin_entry *w = s->reg.active_writer;
+	int r;
+
+	if (!w)
+		return log_error_errno(-ENODEV, "no writer to invalidate an image on");
+	r = registry_initialise(&s->reg, 1);
+	if (r < 0)
+		return r;
+	r = w->ops.writer->invalidate();
+	if (r < 0)
+		log_error_errno(r, "writer '%s' could not invalidate the image: %m",
+				w->ops.name);
+	registry_cleanup(&s->reg, 1);
+	return r;
+}
+
 void
 session_close(struct torpor_session *s)
 {

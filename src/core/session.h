@@ -49,6 +49,10 @@ int session_arrange_writer_only(struct torpor_session *s);
 
 void session_close(struct torpor_session *s);
 
+/* With the writer arranged: make sure no resumable image remains on it
+ * (initialise, invalidate, clean up).  Logs failures. */
+int session_invalidate(struct torpor_session *s);
+
 /* The one-line summary of hibernate, resume and verify:
  * "WHAT: N pages, X MiB image, Y MiB stored (R%), S s, M MiB/s". */
 void session_print_summary(const char *what, uint64_t pages, size_t page_size,

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/reboot.h>
+#include <unistd.h>
 
 #include "torpor-build.h"
 
@@ -40,6 +42,28 @@ usage(FILE *f)
 		   "`resume_offset=` are obeyed.  Exit status: 0 restored, verified or\n"
 		   "nothing to resume; 2 an image exists and was refused; 1 other errors.\n",
 		TORPOR_DEFAULT_CONFIG, TORPOR_PLUGINDIR);
+}
+
+/* On the console: what to do with an image that cannot be restored now.
+ * Returns 't' (try again), 'p' (power off), 'd' (discard), or 0 when
+ * there is no terminal to ask on. */
+static int
+ask_choice(bool can_retry)
+{
+	char line[32];
+
+	if (!isatty(STDIN_FILENO))
+		return 0;
+	for (;;) {
+		fprintf(stderr, "\nThe hibernation image cannot be restored now.\n%s"
+			"  [p] power off and keep the image (boot the right kernel, bring the key)\n"
+			"  [d] discard the image and boot normally\n"
+			"Choice: ", can_retry ? "  [t] try the passphrase again\n" : "");
+		if (!fgets(line, sizeof(line), stdin))
+			return 0;
+		if ((line[0] == 't' && can_retry) || line[0] == 'p' || line[0] == 'd')
+			return line[0];
+	}
 }
 
 static int
@@ -118,12 +142,45 @@ main(int argc, char **argv)
 	host_set_resume_location(resume[0] ? resume : NULL,
 				 offset[0] ? offset : NULL);
 
-	r = session_open(&s, arg_config, arg_plugin_dir, false);
-	if (r >= 0)
-		r = session_arrange_writer_only(&s);
-	if (r >= 0)
-		r = resume_run(&s, &o);
-	session_close(&s);
+	for (;;) {
+		bool sim;
+		int choice;
+
+		r = session_open(&s, arg_config, arg_plugin_dir, false);
+		if (r >= 0)
+			r = session_arrange_writer_only(&s);
+		if (r >= 0)
+			r = resume_run(&s, &o);
+		sim = s.config &&
+		      host_kind_of_spec(s.config->snapshot) == TORPOR_SNAPSHOT_SIM;
+		if (r != EXIT_REFUSED || o.refusal == REFUSAL_CORRUPT || sim) {
+			/* Nothing resumable is left behind: no image, a
+			 * restored one, or one that is always refused.  The
+			 * simulated device has no filesystems to protect. */
+			session_close(&s);
+			break;
+		}
+		/* The image could still be resumed (right key, right kernel)
+		 * but the system is about to boot and mount its filesystems:
+		 * resuming it later would corrupt them. */
+		choice = ask_choice(o.refusal == REFUSAL_KEY && !passphrase_from_file());
+		if (choice == 't') {
+			session_close(&s);
+			continue;
+		}
+		if (choice == 'p') {
+			session_close(&s);
+			log_notice("powering off; the image is kept");
+			sync();
+			reboot(RB_POWER_OFF);
+			return EXIT_FAILURE;
+		}
+		log_error("%s: discarding the image so that it can never be resumed over a booted system",
+			  choice ? "as chosen" : "no terminal to ask on");
+		session_invalidate(&s);
+		session_close(&s);
+		break;
+	}
 	if (r == EXIT_REFUSED)
 		return EXIT_REFUSED;
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -166,7 +166,6 @@ static int
 cmd_invalidate(int argc, char **argv)
 {
 	struct torpor_session s;
-	struct plugin_entry *w;
 	int r;
 
 	r = open_session(&s, false);
@@ -174,18 +173,10 @@ cmd_invalidate(int argc, char **argv)
 		return EXIT_FAILURE;
 	r = session_arrange_writer_only(&s);
 	if (r >= 0)
-		r = registry_initialise(&s.reg, 1);
-	if (r >= 0) {
-		w = s.reg.active_writer;
-		r = w->ops.writer->invalidate();
-		if (r < 0)
-			log_error_errno(r, "writer '%s' could not invalidate the image: %m",
-					w->ops.name);
-		else
-			printf("invalidate: no resumable image remains on writer '%s'\n",
-			       w->ops.name);
-		registry_cleanup(&s.reg, 1);
-	}
+		r = session_invalidate(&s);
+	if (r >= 0)
+		printf("invalidate: no resumable image remains on writer '%s'\n",
+		       s.reg.active_writer->ops.name);
 	session_close(&s);
 	return exit_status(r);
 }
@@ -426,12 +417,26 @@ main(int argc, char **argv)
 	int c, i;
 
 	log_set_program("torpor");
-	/* Commands that parse their own options get argv from their word. */
+	/* Commands that parse their own options get argv from their word,
+	 * followed by the options given before it (torpor --config X keygen). */
 	for (i = 1; i < argc; i++) {
 		if (argv[i][0] != '-') {
 			cmd = find_command(argv[i]);
-			if (cmd && cmd->own_options)
-				return cmd->run(argc - i, argv + i);
+			if (cmd && cmd->own_options) {
+				char **v = calloc((size_t)argc + 1, sizeof(*v));
+				int n = 0, j;
+
+				if (!v)
+					return EXIT_FAILURE;
+				v[n++] = argv[i];
+				for (j = 1; j < i; j++)
+					v[n++] = argv[j];
+				for (j = i + 1; j < argc; j++)
+					v[n++] = argv[j];
+				c = cmd->run(n, v);
+				free(v);
+				return c;
+			}
 			break;
 		}
 		if (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0 ||
