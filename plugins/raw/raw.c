@@ -23,6 +23,7 @@
 
 #include <torpor/plugin.h>
 
+#include "../common/blockdev.h"
 #include "image-format.h"
 
 #include "raw-format.h"
@@ -51,62 +52,10 @@ static const struct torpor_config_key raw_keys[] = {
 	{ .name = NULL },
 };
 
-static void
-put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t
-get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static const char *
-resolve(const char *spec, char *buf, size_t size)
-{
-	static const struct { const char *prefix, *dir; } tags[] = {
-		{ "UUID=", "/dev/disk/by-uuid/" },
-		{ "LABEL=", "/dev/disk/by-label/" },
-		{ "PARTUUID=", "/dev/disk/by-partuuid/" },
-		{ "PARTLABEL=", "/dev/disk/by-partlabel/" },
-	};
-
-	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
-		size_t n = strlen(tags[i].prefix);
-
-		if (strncmp(spec, tags[i].prefix, n) == 0) {
-			snprintf(buf, size, "%s%s", tags[i].dir, spec + n);
-			return buf;
-		}
-	}
-	snprintf(buf, size, "%s", spec);
-	return buf;
-}
-
 static int
 raw_initialise(int starting_cycle)
 {
+	int r;
 	const char *spec = host->config_get("torpor", "resume");
 
 	if (!spec || !*spec)
@@ -115,7 +64,12 @@ raw_initialise(int starting_cycle)
 		host->log(TORPOR_LOG_ERR, "raw", "no device configured ([raw] device=)");
 		return -EINVAL;
 	}
-	resolve(spec, device, sizeof(device));
+	r = bd_resolve(spec, device, sizeof(device));
+	if (r < 0) {
+		host->log(TORPOR_LOG_ERR, "raw", "cannot find the device %s: %s",
+			  spec, strerror(-r));
+		return r;
+	}
 	return 0;
 }
 
@@ -267,12 +221,12 @@ write_signature(const struct raw_signature *sig)
 	memset(b, 0, RAW_BLOCK);
 	if (sig) {
 		memcpy(b, RAW_MAGIC, 16);
-		put32(b + RAW_SIG_VERSION_AT, RAW_SIG_VERSION);
-		put64(b + RAW_SIG_STREAM_OFFSET_AT, sig->stream_offset);
-		put64(b + RAW_SIG_STREAM_LENGTH_AT, sig->stream_length);
-		put64(b + RAW_SIG_HEADER_OFFSET_AT, sig->header_offset);
-		put64(b + RAW_SIG_HEADER_LENGTH_AT, sig->header_length);
-		put32(b + RAW_SIG_CRC_AT, crc32c(0, b, RAW_BLOCK));
+		bd_put32(b + RAW_SIG_VERSION_AT, RAW_SIG_VERSION);
+		bd_put64(b + RAW_SIG_STREAM_OFFSET_AT, sig->stream_offset);
+		bd_put64(b + RAW_SIG_STREAM_LENGTH_AT, sig->stream_length);
+		bd_put64(b + RAW_SIG_HEADER_OFFSET_AT, sig->header_offset);
+		bd_put64(b + RAW_SIG_HEADER_LENGTH_AT, sig->header_length);
+		bd_put32(b + RAW_SIG_CRC_AT, crc32c(0, b, RAW_BLOCK));
 	}
 	r = pwrite_all(b, RAW_BLOCK, 0);
 	if (r == 0 && fdatasync(fd) < 0)
@@ -280,16 +234,10 @@ write_signature(const struct raw_signature *sig)
 	return r;
 }
 
-static uint64_t
-round_up(uint64_t v)
-{
-	return (v + RAW_BLOCK - 1) / RAW_BLOCK * RAW_BLOCK;
-}
-
 static int
 raw_reserve(uint64_t expected)
 {
-	uint64_t need = RAW_STREAM_OFFSET + round_up(expected) + IMAGE_MAX_HEADER;
+	uint64_t need = RAW_STREAM_OFFSET + bd_round_up(expected, RAW_BLOCK) + IMAGE_MAX_HEADER;
 	uint64_t avail;
 	int r;
 
@@ -356,7 +304,7 @@ raw_commit(const void *header, size_t len)
 	struct raw_signature sig = {
 		.stream_offset = RAW_STREAM_OFFSET,
 		.stream_length = written,
-		.header_offset = round_up(RAW_STREAM_OFFSET + written),
+		.header_offset = bd_round_up(RAW_STREAM_OFFSET + written, RAW_BLOCK),
 		.header_length = len,
 	};
 	int r;
@@ -373,7 +321,7 @@ raw_commit(const void *header, size_t len)
 	found = sig;
 	have_found = r == 0;
 	if (is_regular)
-		device_size = sig.header_offset + round_up(len);
+		device_size = sig.header_offset + bd_round_up(len, RAW_BLOCK);
 	return r;
 }
 
@@ -406,15 +354,15 @@ raw_find(void)
 		return r;
 	if (memcmp(b, RAW_MAGIC, 16) != 0)
 		return 0;
-	found.stream_offset = get64(b + RAW_SIG_STREAM_OFFSET_AT);
-	found.stream_length = get64(b + RAW_SIG_STREAM_LENGTH_AT);
-	found.header_offset = get64(b + RAW_SIG_HEADER_OFFSET_AT);
-	found.header_length = get64(b + RAW_SIG_HEADER_LENGTH_AT);
+	found.stream_offset = bd_get64(b + RAW_SIG_STREAM_OFFSET_AT);
+	found.stream_length = bd_get64(b + RAW_SIG_STREAM_LENGTH_AT);
+	found.header_offset = bd_get64(b + RAW_SIG_HEADER_OFFSET_AT);
+	found.header_length = bd_get64(b + RAW_SIG_HEADER_LENGTH_AT);
 	{
-		uint32_t crc = get32(b + RAW_SIG_CRC_AT);
+		uint32_t crc = bd_get32(b + RAW_SIG_CRC_AT);
 
-		put32(b + RAW_SIG_CRC_AT, 0);
-		if (crc != crc32c(0, b, RAW_BLOCK) || get32(b + RAW_SIG_VERSION_AT) != RAW_SIG_VERSION) {
+		bd_put32(b + RAW_SIG_CRC_AT, 0);
+		if (crc != crc32c(0, b, RAW_BLOCK) || bd_get32(b + RAW_SIG_VERSION_AT) != RAW_SIG_VERSION) {
 			host->log(TORPOR_LOG_ERR, "raw", "signature block of %s is corrupt (checksum or version)",
 				  device);
 			return 1;	/* an image is there: read_header refuses it */
