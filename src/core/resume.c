@@ -407,7 +407,11 @@ out_refused:
 			  o->mode == RESUME_RESTORE ? "; the image was left as it was" : "");
 out:
 	o->refusal = r == EXIT_REFUSED ? refusal : REFUSAL_NONE;
-	if (refused && o->mode == RESUME_RESTORE && writer->ops.writer->refused)
+	/* Only an image that can never be resumed gives its storage back
+	 * here; for one the right kernel or key could still resume, the
+	 * caller decides (keep it and power off, or discard it). */
+	if (refused && refusal == REFUSAL_CORRUPT && o->mode == RESUME_RESTORE &&
+	    writer->ops.writer->refused)
 		writer->ops.writer->refused();
 	if (frozen)
 		snap->ops->unfreeze(snap);

@@ -429,8 +429,18 @@ main(int argc, char **argv)
 				if (!v)
 					return EXIT_FAILURE;
 				v[n++] = argv[i];
-				for (j = 1; j < i; j++)
-					v[n++] = argv[j];
+				for (j = 1; j < i; j++) {
+					/* Verbosity is the program's; the
+					 * rest is the command's to judge. */
+					if (strcmp(argv[j], "-v") == 0 ||
+					    strcmp(argv[j], "--verbose") == 0)
+						log_set_max_level(log_get_max_level() + 1);
+					else if (strcmp(argv[j], "-q") == 0 ||
+						 strcmp(argv[j], "--quiet") == 0)
+						log_set_max_level(TORPOR_LOG_ERR);
+					else
+						v[n++] = argv[j];
+				}
 				for (j = i + 1; j < argc; j++)
 					v[n++] = argv[j];
 				c = cmd->run(n, v);
