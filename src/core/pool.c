@@ -92,6 +92,8 @@ pool_init(struct pool *p, const struct chain *c,
 	p->workers = calloc(n_workers, sizeof(*p->workers));
 	if (!p->slots || !p->workers)
 		goto nomem;
+	/* Every worker is freed, started or not (a zeroed one is a no-op). */
+	p->n_workers = n_workers;
 	for (i = 0; i < p->n_slots; i++) {
 		p->slots[i].in = chain_alloc_buffer(c->buf_size);
 		p->slots[i].out = chain_alloc_buffer(c->buf_size);
@@ -147,7 +149,7 @@ pool_free(struct pool *p)
 	free(p->threads);
 	p->threads = NULL;
 	if (p->workers)
-		for (i = 0; i < (p->n_threads ? p->n_threads : 1); i++)
+		for (i = 0; i < p->n_workers; i++)
 			chain_worker_free(p->chain, &p->workers[i]);
 	free(p->workers);
 	p->workers = NULL;

@@ -37,6 +37,7 @@ struct pool {
 	unsigned n_threads;
 	pthread_t *threads;
 	struct chain_worker *workers;	/* one per thread, or one inline */
+	unsigned n_workers;		/* entries of workers[] */
 	struct pool_slot *slots;
 	unsigned n_slots;
 	uint64_t filled, taken, collected;
