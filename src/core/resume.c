@@ -169,12 +169,14 @@ rebuild_chain(struct torpor_session *s, const struct image_header *h)
 				  ce->name);
 			return refuse(REFUSAL_CORRUPT);
 		}
-		if (!last && e->ops.initialise && !e->initialised) {
-			r = e->ops.initialise(1);
+		if (!last && !e->initialised) {
+			r = e->ops.initialise ? e->ops.initialise(1) : 0;
 			if (r < 0) {
 				log_error_errno(r, "plugin '%s' did not initialise: %m", ce->name);
 				return is_refusal(r) ? refuse(classify(r)) : r;
 			}
+			/* As registry_initialise(): without an initialise()
+			 * the plugin's cleanup() is still owed. */
 			e->initialised = true;
 		}
 	}
