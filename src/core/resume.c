@@ -421,8 +421,9 @@ out:
 	stream_in_free(&in);
 	if (pool_up)
 		pool_free(&pool);
-	chain_release(&c);
+	/* The image info and its binding stay valid until cleanup() (ABI). */
 	registry_cleanup(&s->reg, 1);
+	chain_release(&c);
 	if (got)
 		registry_put(&s->reg);
 	image_header_clear(&h);
