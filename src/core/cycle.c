@@ -377,8 +377,12 @@ cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 	if (o->test) {
 		/* A test image must never be resumed: the system goes on. */
 		r = c.writer->ops.writer->invalidate();
-		if (r < 0)
+		if (r < 0) {
+			/* The system goes on running: an image left behind
+			 * would be resumed over it at the next boot. */
 			log_error_errno(r, "could not invalidate the test image: %m");
+			goto out;
+		}
 		goto resumed;
 	}
 	switch (s->config->after) {
