@@ -301,6 +301,12 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 		r = refuse(REFUSAL_ELSEWHERE);
 		goto out_refused;
 	}
+	if ((h.flags & IMAGE_FLAG_TEST) && o->mode == RESUME_RESTORE) {
+		/* Its system thawed and went on running after writing it. */
+		log_error("image refused: it was written by `torpor hibernate --test`, whose system kept running; restoring it would corrupt the filesystems");
+		r = refuse(REFUSAL_CORRUPT);
+		goto out_refused;
+	}
 	r = check_kernel(s, &h);
 	if (r != 0)
 		goto out_refused;
