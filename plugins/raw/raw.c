@@ -139,6 +139,18 @@ fail:
 	}
 }
 
+/* raw_open(), first closing an fd that does not suit: a read-only one for
+ * writing, an O_DIRECT one for reading into the core's unaligned buffers
+ * (the hibernating side reads its header back once the system resumed). */
+static int
+raw_reopen(bool for_writing)
+{
+	if (fd >= 0 && (for_writing ?
+			!(fcntl(fd, F_GETFL) & (O_RDWR | O_WRONLY)) : direct))
+		raw_close();
+	return raw_open(for_writing);
+}
+
 static int
 pwrite_all(const void *buf, size_t len, uint64_t off)
 {
@@ -340,7 +352,7 @@ raw_find(void)
 	int r;
 
 	have_found = false;
-	r = raw_open(false);
+	r = raw_reopen(false);
 	if (r < 0)
 		return r;
 	if (device_size < RAW_BLOCK) {
@@ -393,7 +405,7 @@ raw_read_header(void *buf, size_t size, size_t *ret_len)
 			  found.stream_offset, found.stream_length, device_size);
 		return -EBADMSG;
 	}
-	if (raw_open(false) < 0)
+	if (raw_reopen(false) < 0)
 		return -EIO;
 	*ret_len = found.header_length;
 	return pread_all(buf, found.header_length, found.header_offset);
@@ -405,6 +417,8 @@ raw_read(uint64_t offset, void *buf, size_t len)
 	if (!have_found || offset > found.stream_length ||
 	    len > found.stream_length - offset)
 		return -ENODATA;
+	if (raw_reopen(false) < 0)
+		return -EIO;
 	return pread_all(buf, len, found.stream_offset + offset);
 }
 
@@ -413,9 +427,7 @@ raw_invalidate(void)
 {
 	int r;
 
-	if (fd >= 0 && !(fcntl(fd, F_GETFL) & (O_RDWR | O_WRONLY)))
-		raw_close();
-	r = raw_open(true);
+	r = raw_reopen(true);
 	if (r < 0)
 		return r;
 	/* found stays known: the resume side rewrites the header's
@@ -430,9 +442,7 @@ raw_rewrite_header(const void *header, size_t len)
 
 	if (!have_found || len != found.header_length)
 		return -EINVAL;
-	if (fd >= 0 && !(fcntl(fd, F_GETFL) & (O_RDWR | O_WRONLY)))
-		raw_close();
-	r = raw_open(true);
+	r = raw_reopen(true);
 	if (r < 0)
 		return r;
 	r = write_blocks(header, len, found.header_offset);
