@@ -13,7 +13,9 @@
 #   LOGDIR (default BUILDDIR/tests/vm/vm-logs/CASE) keeps each boot's serial
 #   log, host-timestamped (seconds since QEMU started), and timing.txt.
 # Exit: 0 passed, 1 failed, 77 QEMU cannot run here at all.
-# Environment: TORPOR_VM_TIMEOUT_SCALE (default 1) stretches every timeout.
+# Environment: TORPOR_VM_TIMEOUT_SCALE (default 1) stretches every timeout;
+# TORPOR_VM_APPEND adds to every boot's kernel command line (debugging);
+# TORPOR_VM_KEEP_DISK=1 keeps LOGDIR/disk.img.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -177,6 +179,7 @@ boot() {
 	[ "$writer" = swap ] && append="$append torpor.swap=$dev"
 	[ "$test_mode" = 1 ] && append="$append torpor.test=1"
 	[ -n "$extra" ] && append="$append $extra"
+	[ -n "${TORPOR_VM_APPEND:-}" ] && append="$append $TORPOR_VM_APPEND"
 	limit=$((limit * scale))
 	note "boot $n (-m $mem, timeout ${limit}s): $append"
 	start=${EPOCHREALTIME/./}
@@ -261,12 +264,12 @@ on_exit() {
 		done
 		echo "vm: $case_name: $failures failure(s); logs in $logdir" >&2
 	fi
-	rm -f "$disk"
+	[ "${TORPOR_VM_KEEP_DISK:-0}" = 1 ] || rm -f "$disk"
 }
 trap on_exit EXIT
 
 # --- Boot 1: the marker, then hibernation ---------------------------------
-boot 1 "$MEM" 60 ""
+boot 1 "$MEM" 50 ""
 boot1_secs=$boot_secs
 # Allocated blocks of the sparse disk: what the hibernation wrote.
 disk_mib=$(du -k "$disk" | awk '{ printf "%.1f", $1 / 1024 }')
@@ -292,7 +295,7 @@ fi
 
 # --- Between the boots, and boot 2 ----------------------------------------
 [ "$flip" = 1 ] && flip_byte
-boot 2 "$mem2" 45 "$append2"
+boot 2 "$mem2" 40 "$append2"
 after_re="MARKER-AFTER .*token=$token sum=$sum"
 case "$expect" in
 resume)
@@ -336,7 +339,7 @@ if [ "$case_name" = wrong-mem ]; then
 	# before it was invalidated) must resume now; otherwise the disk must
 	# be clean and the boot normal.
 	state=$(disk_state)
-	boot 3 "$MEM" 45 ""
+	boot 3 "$MEM" 40 ""
 	if [ "$state" = image ]; then
 		note "the refused image was kept: boot 3 (right memory) must resume it"
 		has 3 "$after_re" || fail "boot 3 (right memory) did not resume the kept image"
