@@ -241,6 +241,16 @@ read_header(struct plugin_entry *writer, struct image_header *h,
 	return 0;
 }
 
+bool
+resume_left_resumable_image(const struct resume_options *o, int r)
+{
+	if (o->mode != RESUME_RESTORE || !o->image_left)
+		return false;
+	if (r == EXIT_REFUSED)
+		return o->refusal != REFUSAL_CORRUPT;
+	return r < 0;
+}
+
 int
 resume_run(struct torpor_session *s, struct resume_options *o)
 {
@@ -256,6 +266,7 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 	uint8_t *hdr = NULL;
 	size_t hdr_len = 0;
 	bool got = false, frozen = false, refused = false;
+	bool found = false, gone = false;
 	double t0 = session_now();
 	int r;
 
@@ -263,6 +274,8 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 	memset(&c, 0, sizeof(c));
 	memset(&in, 0, sizeof(in));
 	refusal = REFUSAL_NONE;
+	o->refusal = REFUSAL_NONE;
+	o->image_left = false;
 
 	r = registry_get(&s->reg);
 	if (r < 0)
@@ -283,8 +296,10 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 		r = 0;
 		goto out;
 	}
+	found = true;
 	if (o->noresume && o->mode == RESUME_RESTORE) {
 		r = writer->ops.writer->invalidate();
+		gone = r >= 0;
 		if (r < 0)
 			log_error_errno(r, "noresume: could not discard the image: %m");
 		else
@@ -364,6 +379,7 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 		log_error_errno(r, "could not invalidate the image before restoring it; not resuming: %m");
 		goto out;
 	}
+	gone = true;
 	r = snapshot_open(s->config->snapshot, SNAPSHOT_MODE_RESUME, &snap);
 	if (r < 0)
 		goto out;
@@ -415,6 +431,7 @@ out_refused:
 			  o->mode == RESUME_RESTORE ? "; the image was left as it was" : "");
 out:
 	o->refusal = r == EXIT_REFUSED ? refusal : REFUSAL_NONE;
+	o->image_left = found && !gone;
 	/* Only an image that can never be resumed gives its storage back
 	 * here; for one the right kernel or key could still resume, the
 	 * caller decides (keep it and power off, or discard it). */

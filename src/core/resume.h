@@ -25,6 +25,7 @@ struct resume_options {
 	enum resume_mode mode;
 	bool noresume;		/* `noresume` on the kernel command line */
 	enum resume_refusal refusal;	/* out: set with EXIT_REFUSED */
+	bool image_left;	/* out: an image was found and not invalidated */
 };
 
 /*
@@ -35,6 +36,12 @@ struct resume_options {
  * one-line summary on stdout.
  */
 int resume_run(struct torpor_session *s, struct resume_options *o);
+
+/* After resume_run() returned r: whether an image that a later boot could
+ * still resume remains on the storage (refused for a reason another kernel
+ * or key could overcome, or an error before the image was invalidated).
+ * The system must not boot normally over it. */
+bool resume_left_resumable_image(const struct resume_options *o, int r);
 
 /* Parse a kernel command line for noresume, resume= and resume_offset=;
  * the values are copied into the caller's buffers ("" when absent). */

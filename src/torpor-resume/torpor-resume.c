@@ -153,16 +153,17 @@ main(int argc, char **argv)
 			r = resume_run(&s, &o);
 		sim = s.config &&
 		      host_kind_of_spec(s.config->snapshot) == TORPOR_SNAPSHOT_SIM;
-		if (r != EXIT_REFUSED || o.refusal == REFUSAL_CORRUPT || sim) {
+		if (!resume_left_resumable_image(&o, r) || sim) {
 			/* Nothing resumable is left behind: no image, a
 			 * restored one, or one that is always refused.  The
 			 * simulated device has no filesystems to protect. */
 			session_close(&s);
 			break;
 		}
-		/* The image could still be resumed (right key, right kernel)
-		 * but the system is about to boot and mount its filesystems:
-		 * resuming it later would corrupt them. */
+		/* The image could still be resumed (right key, right kernel,
+		 * or storage that reads next time) but the system is about
+		 * to boot and mount its filesystems: resuming it later would
+		 * corrupt them. */
 		choice = ask_choice(o.refusal == REFUSAL_KEY && !passphrase_from_file());
 		if (choice == 't') {
 			session_close(&s);
