@@ -100,6 +100,7 @@ stream_in_init(struct stream_in *in, struct plugin_entry *writer,
 		in->buf = chain_alloc_buffer(STREAM_IO_SIZE);
 		if (!in->buf)
 			return -ENOMEM;
+		in->buf_cap = STREAM_IO_SIZE;
 	}
 	return 0;
 }
@@ -154,14 +155,24 @@ stream_in_get(struct stream_in *in, size_t len, const uint8_t **ret)
 		in->pos += len;
 		return 0;
 	}
-	if (len > STREAM_IO_SIZE)
-		return -EMSGSIZE;
+	if (len > in->buf_cap) {
+		/* A stored chunk may exceed the usual piece (up to the
+		 * chain's bound, which the frame was checked against). */
+		uint8_t *b = chain_alloc_buffer(len);
+
+		if (!b)
+			return -ENOMEM;
+		free(in->buf);
+		in->buf = b;
+		in->buf_cap = len;
+		in->buf_len = 0;
+	}
 	if (in->buf_len == 0 || in->pos < in->buf_start ||
 	    in->pos + len > in->buf_start + in->buf_len) {
 		uint64_t n = in->end - in->pos;
 
-		if (n > STREAM_IO_SIZE)
-			n = STREAM_IO_SIZE;
+		if (n > in->buf_cap)
+			n = in->buf_cap;
 		r = writer_read(in, in->pos, in->buf, n);
 		if (r < 0)
 			return r;

@@ -40,6 +40,7 @@ struct stream_in {
 	/* Either the whole stream (cache, filled while reading the first
 	 * time and reused after rewind) or a window of STREAM_IO_SIZE. */
 	uint8_t *buf;
+	size_t buf_cap;		/* window: grows to the largest piece asked */
 	uint64_t buf_start;
 	size_t buf_len;
 	bool cached;

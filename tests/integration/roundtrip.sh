@@ -27,4 +27,18 @@ for seed in 1 7; do
 		expect_out "no image found" "$what: second resume"
 	done
 done
+# The largest chunks the configuration allows (1024 pages, 4 MiB): verify
+# reads the stream through a window, not a cache, and must fit a stored
+# chunk larger than its usual 1 MiB piece.
+what="[$filters] chunk_pages 1024"
+rm -f "$IMAGE"
+write_config "sim:$((2500 * 4096)):3" "$filters" "chunk_pages = 1024"
+t_run hib torpor hibernate --direct
+expect_rc 0 "$what: hibernate"
+t_run ver torpor verify
+expect_rc 0 "$what: verify"
+expect_out "^verify: image is intact: 3 chunks" "$what: verify"
+t_run res torpor_resume
+expect_rc 0 "$what: resume"
+expect_out "^resume: 2500 pages restored and verified" "$what: resume"
 finish
