@@ -185,8 +185,30 @@ rebuild_chain(struct torpor_session *s, const struct image_header *h)
 
 struct restore_ctx {
 	struct snapshot *snap;
+	struct plugin_entry *writer;
 	uint64_t pages;
+	bool *gone;		/* the image has been invalidated */
+	bool kernel_refused;	/* before invalidation: header mismatch */
 };
+
+/* The kernel checks the image's header page when it is asked for the next
+ * page: once two pages are in, this kernel accepts the image. */
+#define RESTORE_CHECKED_PAGES 2
+
+/* From here on a failure must never be retried at the next boot. */
+static int
+invalidate_before_restore(struct restore_ctx *rc)
+{
+	int r;
+
+	if (*rc->gone)
+		return 0;
+	r = rc->writer->ops.writer->invalidate();
+	if (r < 0)
+		return log_error_errno(r, "could not invalidate the image before restoring it; not resuming: %m");
+	*rc->gone = true;
+	return 0;
+}
 
 static int
 restore_pages(void *ctx, const uint8_t *pages, size_t len)
@@ -197,6 +219,12 @@ restore_pages(void *ctx, const uint8_t *pages, size_t len)
 	for (off = 0; off < len; off += rc->snap->page_size) {
 		ssize_t k = rc->snap->ops->write_page(rc->snap, pages + off);
 
+		if (k < 0 && !*rc->gone && k == -EPERM) {
+			rc->kernel_refused = true;
+			return log_error_errno((int)k,
+				"image refused: the kernel does not accept its header (page %" PRIu64 "): it was written on a machine with another memory size, CPU or kernel build",
+				rc->pages);
+		}
 		if (k < 0)
 			return log_error_errno((int)k, "the snapshot device refused page %" PRIu64 ": %m",
 					       rc->pages);
@@ -204,6 +232,12 @@ restore_pages(void *ctx, const uint8_t *pages, size_t len)
 			return log_error_errno(-EPERM, "the snapshot device says the image is complete after %" PRIu64 " pages",
 					       rc->pages);
 		rc->pages++;
+		if (rc->pages == RESTORE_CHECKED_PAGES) {
+			int r = invalidate_before_restore(rc);
+
+			if (r < 0)
+				return r;
+		}
 	}
 	return 0;
 }
@@ -373,13 +407,11 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 		goto out;
 	}
 
-	/* From here on a failure must never be retried at the next boot. */
-	r = writer->ops.writer->invalidate();
-	if (r < 0) {
-		log_error_errno(r, "could not invalidate the image before restoring it; not resuming: %m");
-		goto out;
-	}
-	gone = true;
+	/* The freezer stops every task but the one that asks for the
+	 * freeze, our worker threads included: they are started again once
+	 * user space is frozen (threads created then are not frozen). */
+	pool_free(&pool);
+	pool_up = false;
 	r = snapshot_open(s->config->snapshot, SNAPSHOT_MODE_RESUME, &snap);
 	if (r < 0)
 		goto out;
@@ -389,11 +421,25 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 		goto out;
 	}
 	frozen = true;
+	r = pool_init(&pool, &c, POOL_DECODE, s->config->threads ?
+		      s->config->threads : pool_default_threads());
+	if (r < 0)
+		goto out;
+	pool_up = true;
 	stream_in_rewind(&in);
 	rc.snap = snap;
+	rc.writer = writer;
+	rc.gone = &gone;
+	/* The image is invalidated once the kernel has accepted its header
+	 * (restore_pages), so that an image for another machine
+	 * configuration is kept, and nothing is ever restored twice. */
 	r = stream_decode_all(&c, &pool, &in, &h, restore_pages, &rc);
+	if (r >= 0)
+		r = invalidate_before_restore(&rc);
 	if (r < 0) {
-		if (r == -EBADMSG || r == -EPERM)
+		if (rc.kernel_refused)
+			r = refuse(REFUSAL_ELSEWHERE);
+		else if (r == -EBADMSG || r == -EPERM)
 			r = refuse(REFUSAL_CORRUPT);
 		goto out;
 	}

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,9 +45,13 @@ usage(FILE *f)
 		TORPOR_DEFAULT_CONFIG, TORPOR_PLUGINDIR);
 }
 
+/* An unattended machine must come up: without an answer the image is
+ * discarded, as with no terminal at all. */
+#define ASK_TIMEOUT_SECONDS 60
+
 /* On the console: what to do with an image that cannot be restored now.
  * Returns 't' (try again), 'p' (power off), 'd' (discard), or 0 when
- * there is no terminal to ask on. */
+ * there is no terminal to ask on or no answer came in time. */
 static int
 ask_choice(bool can_retry)
 {
@@ -55,10 +60,17 @@ ask_choice(bool can_retry)
 	if (!isatty(STDIN_FILENO))
 		return 0;
 	for (;;) {
+		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+
 		fprintf(stderr, "\nThe hibernation image cannot be restored now.\n%s"
 			"  [p] power off and keep the image (boot the right kernel, bring the key)\n"
 			"  [d] discard the image and boot normally\n"
-			"Choice: ", can_retry ? "  [t] try the passphrase again\n" : "");
+			"Choice (discard in %d s): ", can_retry ? "  [t] try the passphrase again\n" : "",
+			ASK_TIMEOUT_SECONDS);
+		if (poll(&pfd, 1, ASK_TIMEOUT_SECONDS * 1000) <= 0) {
+			fprintf(stderr, "\n");
+			return 0;
+		}
 		if (!fgets(line, sizeof(line), stdin))
 			return 0;
 		if ((line[0] == 't' && can_retry) || line[0] == 'p' || line[0] == 'd')
@@ -177,7 +189,7 @@ main(int argc, char **argv)
 			return EXIT_FAILURE;
 		}
 		log_error("%s: discarding the image so that it can never be resumed over a booted system",
-			  choice ? "as chosen" : "no terminal to ask on");
+			  choice ? "as chosen" : "no answer from a terminal");
 		session_invalidate(&s);
 		session_close(&s);
 		break;
