@@ -61,18 +61,10 @@ estimate_image_bytes(struct snapshot *snap, const char *spec)
 			size = 0;
 		fclose(f);
 	}
-	f = fopen("/proc/meminfo", "re");
-	if (f) {
-		uint64_t total = 0, avail = 0, v;
-		char key[64];
+	{
+		uint64_t total = session_meminfo("MemTotal");
+		uint64_t avail = session_meminfo("MemAvailable");
 
-		while (fscanf(f, "%63s %" SCNu64 " kB", key, &v) == 2) {
-			if (strcmp(key, "MemTotal:") == 0)
-				total = v * 1024;
-			else if (strcmp(key, "MemAvailable:") == 0)
-				avail = v * 1024;
-		}
-		fclose(f);
 		if (total > avail && (size == 0 || total - avail < size))
 			size = total - avail;
 	}
@@ -339,8 +331,7 @@ cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 			r = chain_start_stream(&c, &h);
 			if (r < 0)
 				goto out;
-			r = pool_init(&pool, &c, POOL_ENCODE, s->config->threads ?
-				      s->config->threads : pool_default_threads());
+			r = pool_init(&pool, &c, POOL_ENCODE, session_threads(s));
 			if (r < 0)
 				goto out;
 			pool_up = true;

@@ -47,17 +47,7 @@ resume_parse_cmdline(const char *cmdline, bool *noresume,
 static uint64_t
 cache_limit(void)
 {
-	uint64_t avail = 0, v;
-	char key[64];
-	FILE *f = fopen("/proc/meminfo", "re");
-
-	if (!f)
-		return 0;
-	while (fscanf(f, "%63s %" SCNu64 " kB", key, &v) == 2)
-		if (strcmp(key, "MemAvailable:") == 0)
-			avail = v * 1024;
-	fclose(f);
-	return avail / 4;
+	return session_meminfo("MemAvailable") / 4;
 }
 
 static enum resume_refusal refusal;
@@ -376,8 +366,7 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 		r = is_refusal(r) ? refuse(classify(r)) : r;
 		goto out_refused;
 	}
-	r = pool_init(&pool, &c, POOL_DECODE, s->config->threads ?
-		      s->config->threads : pool_default_threads());
+	r = pool_init(&pool, &c, POOL_DECODE, session_threads(s));
 	if (r < 0)
 		goto out;
 	pool_up = true;
@@ -421,8 +410,7 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 		goto out;
 	}
 	frozen = true;
-	r = pool_init(&pool, &c, POOL_DECODE, s->config->threads ?
-		      s->config->threads : pool_default_threads());
+	r = pool_init(&pool, &c, POOL_DECODE, session_threads(s));
 	if (r < 0)
 		goto out;
 	pool_up = true;

@@ -10,6 +10,7 @@
 #include "image-format.h"
 #include "loader.h"
 #include "log.h"
+#include "pool.h"
 #include "session.h"
 
 void
@@ -24,6 +25,29 @@ session_print_summary(const char *what, uint64_t pages, size_t page_size,
 	       image_mib > 0 ? stored_mib * 100.0 / image_mib : 0.0, seconds,
 	       seconds > 0 ? image_mib / seconds : 0.0);
 	fflush(stdout);
+}
+
+unsigned
+session_threads(const struct torpor_session *s)
+{
+	return s->config->threads ? s->config->threads : pool_default_threads();
+}
+
+uint64_t
+session_meminfo(const char *key)
+{
+	uint64_t value = 0, v;
+	char name[64];
+	size_t n = strlen(key);
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return 0;
+	while (fscanf(f, "%63s %" SCNu64 " kB", name, &v) == 2)
+		if (strncmp(name, key, n) == 0 && name[n] == ':')
+			value = v * 1024;
+	fclose(f);
+	return value;
 }
 
 double

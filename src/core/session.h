@@ -58,6 +58,13 @@ int session_invalidate(struct torpor_session *s);
 void session_print_summary(const char *what, uint64_t pages, size_t page_size,
 			   uint64_t stored, double seconds);
 
+/* Worker threads for the pool: [torpor] threads, or one per online CPU. */
+unsigned session_threads(const struct torpor_session *s);
+
+/* A /proc/meminfo value ("MemTotal", "MemAvailable") in bytes; 0 when it
+ * cannot be read. */
+uint64_t session_meminfo(const char *key);
+
 /* Seconds since an arbitrary point (CLOCK_MONOTONIC). */
 double session_now(void);
 
