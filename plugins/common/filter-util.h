@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define FILTER_TAG_STORED 0
@@ -40,6 +41,19 @@ struct filter_stats {
 	atomic_uint_fast64_t out_bytes;
 	atomic_uint_fast64_t decoded;		/* chunks decoded */
 };
+
+/* A thread state that is nothing but one block of the codec's work memory
+ * (free it with free()). */
+static inline int
+filter_workmem_init(void **ret_state, size_t size)
+{
+	void *p = malloc(size);
+
+	if (!p)
+		return -ENOMEM;
+	*ret_state = p;
+	return 0;
+}
 
 static inline void
 filter_stats_reset(struct filter_stats *s)

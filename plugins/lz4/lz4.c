@@ -18,12 +18,6 @@
 
 #include "../common/filter-util.h"
 
-struct lz4_state {
-	/* The compressor's hash table; liblz4 would otherwise put 16 KiB
-	 * on the stack for every chunk. */
-	void *ctx;
-};
-
 static const struct torpor_host *host;
 static struct filter_stats stats;
 
@@ -95,32 +89,12 @@ lz4_max_encoded_size(size_t in_len)
 	return FILTER_TAG_SIZE + (size_t)LZ4_compressBound((int)in_len);
 }
 
+/* The compressor's hash table; liblz4 would otherwise put 16 KiB
+ * on the stack for every chunk. */
 static int
 lz4_thread_init(void **ret_state)
 {
-	struct lz4_state *s;
-
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->ctx = malloc((size_t)LZ4_sizeofState());
-	if (!s->ctx) {
-		free(s);
-		return -ENOMEM;
-	}
-	*ret_state = s;
-	return 0;
-}
-
-static void
-lz4_thread_free(void *state)
-{
-	struct lz4_state *s = state;
-
-	if (!s)
-		return;
-	free(s->ctx);
-	free(s);
+	return filter_workmem_init(ret_state, (size_t)LZ4_sizeofState());
 }
 
 static int
@@ -128,11 +102,10 @@ lz4_encode(void *state, const struct torpor_chunk_info *info,
 	   const uint8_t *in, size_t in_len,
 	   uint8_t *out, size_t out_size, size_t *ret_len)
 {
-	struct lz4_state *s = state;
 	size_t cap;
 	int clen, r;
 
-	if (!s || out_size < lz4_max_encoded_size(in_len))
+	if (!state || out_size < lz4_max_encoded_size(in_len))
 		return -ENOBUFS;
 	if (in_len == 0 || in_len > LZ4_MAX_INPUT_SIZE)
 		goto stored;
@@ -142,7 +115,7 @@ lz4_encode(void *state, const struct torpor_chunk_info *info,
 		cap = INT_MAX;
 	/* With at least LZ4_compressBound() of room LZ4 cannot fail and
 	 * takes its faster unchecked path. */
-	clen = LZ4_compress_fast_extState(s->ctx, (const char *)in,
+	clen = LZ4_compress_fast_extState(state, (const char *)in,
 					  (char *)out + FILTER_TAG_SIZE,
 					  (int)in_len, (int)cap, 1);
 	if (clen <= 0) {
@@ -204,7 +177,7 @@ lz4_decode(void *state, const struct torpor_chunk_info *info,
 static const struct torpor_filter_ops lz4_filter_ops = {
 	.max_encoded_size = lz4_max_encoded_size,
 	.thread_init = lz4_thread_init,
-	.thread_free = lz4_thread_free,
+	.thread_free = free,
 	.encode = lz4_encode,
 	.decode = lz4_decode,
 };

@@ -16,11 +16,6 @@
 
 #include "../common/filter-util.h"
 
-struct lzo_state {
-	/* LZO1X-1 keeps its dictionary here; one per thread. */
-	void *wrkmem;
-};
-
 static const struct torpor_host *host;
 static struct filter_stats stats;
 
@@ -94,32 +89,11 @@ lzo_max_encoded_size(size_t in_len)
 	return FILTER_TAG_SIZE + in_len + in_len / 16 + 64 + 3;
 }
 
+/* LZO1X-1 keeps its dictionary here; one per thread. */
 static int
 lzo_thread_init(void **ret_state)
 {
-	struct lzo_state *s;
-
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->wrkmem = malloc(LZO1X_1_MEM_COMPRESS);
-	if (!s->wrkmem) {
-		free(s);
-		return -ENOMEM;
-	}
-	*ret_state = s;
-	return 0;
-}
-
-static void
-lzo_thread_free(void *state)
-{
-	struct lzo_state *s = state;
-
-	if (!s)
-		return;
-	free(s->wrkmem);
-	free(s);
+	return filter_workmem_init(ret_state, LZO1X_1_MEM_COMPRESS);
 }
 
 static int
@@ -127,20 +101,19 @@ lzo_encode(void *state, const struct torpor_chunk_info *info,
 	   const uint8_t *in, size_t in_len,
 	   uint8_t *out, size_t out_size, size_t *ret_len)
 {
-	struct lzo_state *s = state;
 	lzo_uint clen;
 	int r;
 
 	/* lzo1x_1_compress() has no output limit: only the documented
 	 * bound keeps it inside out. */
-	if (!s || out_size < lzo_max_encoded_size(in_len))
+	if (!state || out_size < lzo_max_encoded_size(in_len))
 		return -ENOBUFS;
 	if (in_len == 0)
 		goto stored;
 
 	clen = out_size - FILTER_TAG_SIZE;
 	r = lzo1x_1_compress(in, in_len, out + FILTER_TAG_SIZE, &clen,
-			     s->wrkmem);
+			     state);
 	if (r != LZO_E_OK) {
 		host->log(TORPOR_LOG_ERR, "lzo",
 			  "chunk %llu: lzo1x_1_compress failed (%d)",
@@ -197,7 +170,7 @@ done:
 static const struct torpor_filter_ops lzo_filter_ops = {
 	.max_encoded_size = lzo_max_encoded_size,
 	.thread_init = lzo_thread_init,
-	.thread_free = lzo_thread_free,
+	.thread_free = free,
 	.encode = lzo_encode,
 	.decode = lzo_decode,
 };
