@@ -10,9 +10,13 @@
  * struct size.
  *
  * Compatibility rules:
- *  - fields are only ever appended to the structs below;
- *  - the core copies min(its size, the plugin's size) of a plugin's struct
- *    into a zeroed one, so an older writer or misc plugin keeps loading;
+ *  - fields are only ever appended to the structs below, and every struct
+ *    that may grow says its size: struct torpor_plugin (struct_size), its
+ *    config keys (config_key_size), and what the core hands over
+ *    (torpor_host, torpor_image_info, torpor_chunk_info: struct_size);
+ *  - the core copies min(its size, the plugin's size) of the plugin's
+ *    struct and of each config key into zeroed ones, so an older writer or
+ *    misc plugin keeps loading and a method it lacks reads as absent;
  *  - a filter must match the core's ABI version exactly: a method the
  *    filter does not know about could let data bypass it, which for an
  *    encryption filter would mean plaintext on disk.
@@ -35,7 +39,25 @@
 extern "C" {
 #endif
 
-#define TORPOR_PLUGIN_ABI_VERSION 1
+#define TORPOR_PLUGIN_ABI_VERSION 2
+
+/* The torpor release this header comes from; a plugin records it
+ * (torpor_plugin.built_for) and `torpor plugins` shows it.  The build
+ * checks that it equals the project's version. */
+#define TORPOR_VERSION_STRING "0.1.0"
+
+/*
+ * The image header's budget, part of the ABI: a plugin's saved
+ * configuration (save_config) is at most TORPOR_IMAGE_MAX_BLOB bytes, and
+ * the whole encoded header that a writer stores and reads back is at most
+ * TORPOR_IMAGE_MAX_HEADER bytes.
+ */
+#define TORPOR_IMAGE_MAX_HEADER (1u << 20)
+#define TORPOR_IMAGE_MAX_BLOB 65536u
+
+/* Alignment of the buffers the core hands to a writer's write(), and the
+ * unit of their lengths (all but the last call before commit). */
+#define TORPOR_WRITE_ALIGN 4096u
 
 /* Name of the one exported symbol. */
 #define TORPOR_PLUGIN_ENTRY_NAME "torpor_plugin_entry"
@@ -74,9 +96,12 @@ enum torpor_config_type {
 	TORPOR_CONFIG_SIZE = 3,		/* bytes, with optional K/M/G/T suffix, in [min, max] */
 	TORPOR_CONFIG_BOOL = 4,		/* yes/no/true/false/1/0/on/off */
 	TORPOR_CONFIG_ENUM = 5,		/* one of choices[] */
-	TORPOR_CONFIG_PATH = 6,		/* absolute path, or UUID=, LABEL=, PARTUUID= */
+	TORPOR_CONFIG_PATH = 6,		/* absolute path, or UUID=, LABEL=, PARTUUID=, PARTLABEL= */
 };
 
+/* An array of these ends with an entry whose name is NULL.  Its element
+ * size is torpor_plugin.config_key_size (set by TORPOR_PLUGIN_REGISTER), so
+ * the struct may grow. */
 struct torpor_config_key {
 	const char *name;
 	enum torpor_config_type type;
@@ -90,6 +115,8 @@ struct torpor_config_key {
 #define TORPOR_CHUNK_LAST 0x1u
 
 struct torpor_chunk_info {
+	uint32_t struct_size;	/* sizeof as the core knows it */
+	uint32_t reserved;
 	uint64_t sequence;	/* 0-based position of the chunk in the image */
 	uint32_t flags;		/* TORPOR_CHUNK_* */
 	uint32_t raw_len;	/* page bytes in the chunk before any filter */
@@ -106,6 +133,7 @@ struct torpor_chunk_info {
  * changed between hibernation and resume.
  */
 struct torpor_image_info {
+	uint32_t struct_size;	/* sizeof as the core knows it */
 	uint8_t uuid[16];
 	uint32_t page_size;
 	uint32_t chunk_pages;
@@ -139,20 +167,11 @@ struct torpor_host {
 	void *(*secure_alloc)(size_t size);
 	void (*secure_free)(void *p, size_t size);
 
-	/* Report progress of a long step (what: "writing", "reading", ...). */
-	void (*progress)(const char *plugin, const char *what, uint64_t done,
-			 uint64_t total);
-
 	/* Ask the user for a passphrase (tty without echo, the systemd
 	 * password agent, or the --passphrase-file).  Writes a NUL-terminated
 	 * string into buf, which should be secure memory.  Returns its length
 	 * or -errno (-ENOKEY: no way to ask). */
 	int (*ask_passphrase)(const char *prompt, char *buf, size_t size);
-
-	/* The resume location given on the kernel command line reaches
-	 * writers as config_get("torpor", "resume") and
-	 * config_get("torpor", "resume_offset") (in pages); when set, it
-	 * overrides the writer's own location keys at resume. */
 
 	/* What the cycle snapshots: TORPOR_SNAPSHOT_KERNEL or _SIM. */
 	int (*snapshot_kind)(void);
@@ -168,103 +187,42 @@ struct torpor_host {
 	int64_t (*swap_avail)(void);
 	int64_t (*swap_alloc_page)(void);
 	int (*swap_free_pages)(void);
+
+	/* CRC32C (Castagnoli) of buf, continuing from crc (0 to start);
+	 * hardware-accelerated where the CPU has it. */
+	uint32_t (*crc32c)(uint32_t crc, const void *buf, size_t len);
+
+	/* Turn a device specification (an absolute path, UUID=, LABEL=,
+	 * PARTUUID=, PARTLABEL= or MAJ:MIN) into a /dev path in buf.
+	 * -ENODEV when nothing matches. */
+	int (*resolve_device)(const char *spec, char *buf, size_t size);
+
+	/* The typed value of [section] key (its value, else its declared
+	 * default), already checked against its declaration: INT and SIZE
+	 * (bytes) as they are, BOOL as 0 or 1, ENUM as the index in
+	 * choices[].  -ENOENT when the key has neither value nor default,
+	 * -EINVAL when it is not declared as one of those types. */
+	int (*config_number)(const char *section, const char *key,
+			     int64_t *ret);
+
+	/* The image location given on the kernel command line (resume= and
+	 * resume_offset=), which overrides a writer's own location keys at
+	 * resume: 1 with the device resolved into dev (size bytes) and the
+	 * offset in bytes (0 when none was given), 0 when the command line
+	 * names none, -errno when it names a device that cannot be found. */
+	int (*resume_location)(char *dev, size_t size, uint64_t *ret_offset);
 };
 
 #define TORPOR_HOST_HAS(host, member) \
 	((host)->struct_size >= offsetof(struct torpor_host, member) + \
 	 sizeof((host)->member) && (host)->member)
 
-/*
- * Filter methods.  A filter transforms whole chunks; all of its per-chunk
- * state lives in the per-thread state so the core can run encode / decode
- * on several threads at once, each with its own state.
- */
-struct torpor_filter_ops {
-	/* Required.  Upper bound on encode()'s output for in_len input bytes.
-	 * The core sizes every buffer from it. */
-	size_t (*max_encoded_size)(size_t in_len);
-
-	/* Optional.  Create / free one thread's state (work memory,
-	 * contexts).  Called after initialise() and before cleanup(). */
-	int (*thread_init)(void **ret_state);
-	void (*thread_free)(void *state);
-
-	/* Required.  Transform in[0..in_len) into out (out_size bytes,
-	 * at least max_encoded_size(in_len)) and set *ret_len.  May be
-	 * called concurrently with different states. */
-	int (*encode)(void *state, const struct torpor_chunk_info *info,
-		      const uint8_t *in, size_t in_len,
-		      uint8_t *out, size_t out_size, size_t *ret_len);
-
-	/* Required.  The inverse of encode().  out_size is the bound the
-	 * core used for this filter's input when encoding.  Returns -EBADMSG
-	 * when the data is corrupt, tampered or does not authenticate, and
-	 * must never write past out_size whatever the input. */
-	int (*decode)(void *state, const struct torpor_chunk_info *info,
-		      const uint8_t *in, size_t in_len,
-		      uint8_t *out, size_t out_size, size_t *ret_len);
-};
-
-/*
- * Writer methods.  The image is a header plus a data stream of framed
- * chunks; the writer decides where both go and how its signature points at
- * them.  Offsets given to read() are positions in the data stream.
- */
-struct torpor_writer_ops {
-	/* Required.  Before anything is frozen: check that an image of
-	 * expected_bytes (data stream) fits and prepare the storage.  On
-	 * -ENOSPC log "need X MiB, Y MiB free on DEVICE". */
-	int (*reserve)(uint64_t expected_bytes);
-
-	/* Required.  Append len bytes to the data stream, in order. */
-	int (*write)(const void *buf, size_t len);
-
-	/* Required.  After the data: write the header, sync, then write the
-	 * signature last (and sync).  Only now is the image resumable. */
-	int (*commit)(const void *header, size_t len);
-
-	/* Optional.  The cycle failed before commit: release what reserve()
-	 * and write() took and leave the storage as it was. */
-	void (*abort)(void);
-
-	/* Required.  Look for an image: 1 when a signature is present, 0 when
-	 * there is none, -errno when the storage cannot be read. */
-	int (*find)(void);
-
-	/* Required after find() returned 1.  Copy the header into buf (size
-	 * bytes) and set *ret_len; -EMSGSIZE when it does not fit, -EBADMSG
-	 * when the signature's pointers are out of range. */
-	int (*read_header)(void *buf, size_t size, size_t *ret_len);
-
-	/* Required.  Read len bytes at offset of the data stream.  -ENODATA
-	 * past the end of what was written. */
-	int (*read)(uint64_t offset, void *buf, size_t len);
-
-	/* Required.  Remove the signature so the image can never be resumed
-	 * again; restore whatever the storage held before (a swap
-	 * signature).  Returns 0 also when there was no image. */
-	int (*invalidate)(void);
-
-	/* Optional.  Rewrite the header in place (same length), used by the
-	 * resume side to leave its statistics for the resumed system. */
-	int (*rewrite_header)(const void *header, size_t len);
-
-	/* Optional.  torpor-resume refused the image (corrupt, tampered,
-	 * foreign kernel, wrong key) before handing any page to the kernel.
-	 * The core leaves a refused image as it was, so that the right
-	 * kernel or key can still resume it; a writer whose storage the
-	 * booting system needs back (swap) restores it here. */
-	void (*refused)(void);
-
-	/* Optional.  The words of the kernel command line that locate the
-	 * image (resume=... resume_offset=...), NUL-terminated in buf. */
-	int (*resume_args)(char *buf, size_t size);
-};
-
 struct torpor_plugin {
 	/* Filled by TORPOR_PLUGIN_REGISTER(). */
 	uint32_t abi_version;
 	uint32_t struct_size;
+	uint32_t config_key_size;	/* sizeof(struct torpor_config_key) */
+	const char *built_for;		/* TORPOR_VERSION_STRING of its SDK */
 
 	const char *name;		/* [a-z0-9-]{1,31}, = file name */
 	const char *description;	/* one line */
@@ -319,9 +277,97 @@ struct torpor_plugin {
 	 * than size - 1) or -errno. */
 	int (*print_debug_info)(char *buf, size_t size);
 
-	/* Exactly one of these matches the type; the other stays NULL. */
-	const struct torpor_filter_ops *filter;
-	const struct torpor_writer_ops *writer;
+	/* ---- filters (type TORPOR_PLUGIN_FILTER) ------------------------
+	 * A filter transforms whole chunks; all of its per-chunk state lives
+	 * in the per-thread state so the core can run encode / decode on
+	 * several threads at once, each with its own state. */
+
+	/* Required.  Upper bound on encode()'s output for in_len input bytes.
+	 * The core sizes every buffer from it. */
+	size_t (*max_encoded_size)(size_t in_len);
+
+	/* Optional.  Create / free one thread's state (work memory,
+	 * contexts).  Called after initialise() and before cleanup(). */
+	int (*thread_init)(void **ret_state);
+	void (*thread_free)(void *state);
+
+	/* Required.  Transform in[0..in_len) into out (out_size bytes,
+	 * at least max_encoded_size(in_len)) and set *ret_len.  May be
+	 * called concurrently with different states. */
+	int (*encode)(void *state, const struct torpor_chunk_info *info,
+		      const uint8_t *in, size_t in_len,
+		      uint8_t *out, size_t out_size, size_t *ret_len);
+
+	/* Required.  The inverse of encode().  out_size is the bound the
+	 * core used for this filter's input when encoding.  Returns -EBADMSG
+	 * when the data is corrupt, tampered or does not authenticate, and
+	 * must never write past out_size whatever the input. */
+	int (*decode)(void *state, const struct torpor_chunk_info *info,
+		      const uint8_t *in, size_t in_len,
+		      uint8_t *out, size_t out_size, size_t *ret_len);
+
+	/* Optional.  Stored bytes per 1000 input bytes that this filter
+	 * expects on typical memory (a compressor: about 400-600); the core
+	 * multiplies the chain's ratios to estimate the image's stored size
+	 * before it asks the writer to reserve room.  Absent: 1000. */
+	uint32_t (*expected_ratio)(void);
+
+	/* ---- writers (type TORPOR_PLUGIN_WRITER) ------------------------
+	 * The image is a header plus a data stream of framed chunks; the
+	 * writer decides where both go and how its signature points at
+	 * them.  Offsets given to read() are positions in the data stream. */
+
+	/* Required.  Before anything is frozen: check that an image of
+	 * expected_bytes (data stream) fits and prepare the storage.  On
+	 * -ENOSPC log "need X MiB, Y MiB free on DEVICE". */
+	int (*reserve)(uint64_t expected_bytes);
+
+	/* Required.  Append len bytes to the data stream, in order.  buf is
+	 * aligned to TORPOR_WRITE_ALIGN and len is a multiple of it, except
+	 * on the last call before commit(), so a writer can hand the
+	 * buffer to O_DIRECT I/O as it is and pad only the tail. */
+	int (*write)(const void *buf, size_t len);
+
+	/* Required.  After the data: write the header, sync, then write the
+	 * signature last (and sync).  Only now is the image resumable. */
+	int (*commit)(const void *header, size_t len);
+
+	/* Optional.  The cycle failed before commit: release what reserve()
+	 * and write() took and leave the storage as it was. */
+	void (*abort)(void);
+
+	/* Required.  Look for an image: 1 when a signature is present, 0 when
+	 * there is none, -errno when the storage cannot be read. */
+	int (*find)(void);
+
+	/* Required after find() returned 1.  Copy the header into buf (size
+	 * bytes) and set *ret_len; -EMSGSIZE when it does not fit, -EBADMSG
+	 * when the signature's pointers are out of range. */
+	int (*read_header)(void *buf, size_t size, size_t *ret_len);
+
+	/* Required.  Read len bytes at offset of the data stream.  -ENODATA
+	 * past the end of what was written. */
+	int (*read)(uint64_t offset, void *buf, size_t len);
+
+	/* Required.  Remove the signature so the image can never be resumed
+	 * again; restore whatever the storage held before (a swap
+	 * signature).  Returns 0 also when there was no image. */
+	int (*invalidate)(void);
+
+	/* Optional.  Rewrite the header in place (same length), used by the
+	 * resume side to leave its statistics for the resumed system. */
+	int (*rewrite_header)(const void *header, size_t len);
+
+	/* Optional.  torpor-resume refused the image (corrupt, tampered,
+	 * foreign kernel, wrong key) before handing any page to the kernel.
+	 * The core leaves a refused image as it was, so that the right
+	 * kernel or key can still resume it; a writer whose storage the
+	 * booting system needs back (swap) restores it here. */
+	void (*refused)(void);
+
+	/* Optional.  The words of the kernel command line that locate the
+	 * image (resume=... resume_offset=...), NUL-terminated in buf. */
+	int (*resume_args)(char *buf, size_t size);
 };
 
 /* The entry point's type. */
@@ -342,6 +388,8 @@ typedef const struct torpor_plugin *(*torpor_plugin_entry_fn)(void);
 		p = (var);						\
 		p.abi_version = TORPOR_PLUGIN_ABI_VERSION;		\
 		p.struct_size = sizeof(struct torpor_plugin);		\
+		p.config_key_size = sizeof(struct torpor_config_key);	\
+		p.built_for = TORPOR_VERSION_STRING;			\
 		return &p;						\
 	}
 

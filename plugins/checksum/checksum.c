@@ -19,10 +19,8 @@
 
 #include <gcrypt.h>
 
+#include <torpor/plugin-util.h>
 #include <torpor/plugin.h>
-
-#include "../common/filter-util.h"
-#include "image-format.h"
 
 enum checksum_algorithm {
 	CHECKSUM_CRC32C = 1,
@@ -76,29 +74,24 @@ digest(enum checksum_algorithm a, const uint8_t *buf, size_t len,
 		gcry_md_hash_buffer(GCRY_MD_SHA256, ret, buf, len);
 		return;
 	}
-	c = crc32c(0, buf, len);
-	ret[0] = (uint8_t)c;
-	ret[1] = (uint8_t)(c >> 8);
-	ret[2] = (uint8_t)(c >> 16);
-	ret[3] = (uint8_t)(c >> 24);
+	c = host->crc32c(0, buf, len);
+	torpor_put_le32(ret, c);
 }
 
 static int
 checksum_read_config(void)
 {
-	const char *v = NULL;
+	int64_t i;
+	int r;
 
-	if (host && host->config_get)
-		v = host->config_get("checksum", "algorithm");
-	if (!v || strcmp(v, "crc32c") == 0) {
-		algorithm = CHECKSUM_CRC32C;
-	} else if (strcmp(v, "sha256") == 0) {
-		algorithm = CHECKSUM_SHA256;
-	} else {
+	/* An index into algorithm_names[], checked by the core. */
+	r = host->config_number("checksum", "algorithm", &i);
+	if (r < 0) {
 		host->log(TORPOR_LOG_ERR, "checksum",
-			  "algorithm=%s is unknown (crc32c or sha256)", v);
-		return -EINVAL;
+			  "algorithm: no valid value (crc32c or sha256)");
+		return r;
 	}
+	algorithm = i == 1 ? CHECKSUM_SHA256 : CHECKSUM_CRC32C;
 	return 0;
 }
 
@@ -113,6 +106,8 @@ reset_counters(void)
 static int
 checksum_load(const struct torpor_host *h)
 {
+	if (!TORPOR_HOST_HAS(h, crc32c) || !TORPOR_HOST_HAS(h, config_number))
+		return -EPROTO;
 	host = h;
 	/*
 	 * Initialising libgcrypt (secure memory, FIPS mode, "finished") is
@@ -175,7 +170,7 @@ checksum_save_config(uint8_t *buf, size_t size)
 {
 	if (size < 2)
 		return -ENOBUFS;
-	buf[0] = FILTER_CONFIG_VERSION;
+	buf[0] = TORPOR_FILTER_CONFIG_VERSION;
 	buf[1] = (uint8_t)algorithm;
 	return 2;
 }
@@ -185,7 +180,7 @@ checksum_load_config(const uint8_t *buf, size_t len)
 {
 	int r;
 
-	r = filter_config_check(buf, len, 2);
+	r = torpor_filter_config_check(buf, len, 2);
 	if (r < 0)
 		return r;
 	if (buf[1] != CHECKSUM_CRC32C && buf[1] != CHECKSUM_SHA256)
@@ -198,7 +193,7 @@ checksum_load_config(const uint8_t *buf, size_t len)
 static int
 checksum_print_debug_info(char *buf, size_t size)
 {
-	return filter_print(buf, size,
+	return torpor_filter_print(buf, size,
 			    "checksum: %s, %llu chunks digested, "
 			    "%llu verified, %llu mismatches",
 			    algorithm_name(algorithm),
@@ -281,12 +276,6 @@ bad:
 	return -EBADMSG;
 }
 
-static const struct torpor_filter_ops checksum_filter_ops = {
-	.max_encoded_size = checksum_max_encoded_size,
-	.encode = checksum_encode,
-	.decode = checksum_decode,
-};
-
 static const struct torpor_plugin checksum_plugin = {
 	.name = "checksum",
 	.description = "appends a crc32c or sha256 digest to each chunk; "
@@ -302,7 +291,9 @@ static const struct torpor_plugin checksum_plugin = {
 	.save_config = checksum_save_config,
 	.load_config = checksum_load_config,
 	.print_debug_info = checksum_print_debug_info,
-	.filter = &checksum_filter_ops,
+	.max_encoded_size = checksum_max_encoded_size,
+	.encode = checksum_encode,
+	.decode = checksum_decode,
 };
 
 TORPOR_PLUGIN_REGISTER(checksum_plugin)

@@ -851,14 +851,6 @@ crypt_decode(void *state, const struct torpor_chunk_info *info,
 	return 0;
 }
 
-static const struct torpor_filter_ops crypt_filter_ops = {
-	.max_encoded_size = crypt_max_encoded_size,
-	.thread_init = crypt_thread_init,
-	.thread_free = crypt_thread_free,
-	.encode = crypt_encode,
-	.decode = crypt_decode,
-};
-
 static const struct torpor_plugin crypt_plugin = {
 	.name = NAME,
 	.description = "AES-256-GCM authenticated encryption, sealed for a public key or a key file",
@@ -874,7 +866,11 @@ static const struct torpor_plugin crypt_plugin = {
 	.save_config = crypt_save_config,
 	.load_config = crypt_load_config,
 	.print_debug_info = crypt_print_debug_info,
-	.filter = &crypt_filter_ops,
+	.max_encoded_size = crypt_max_encoded_size,
+	.thread_init = crypt_thread_init,
+	.thread_free = crypt_thread_free,
+	.encode = crypt_encode,
+	.decode = crypt_decode,
 };
 
 TORPOR_PLUGIN_REGISTER(crypt_plugin)

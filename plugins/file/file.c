@@ -28,9 +28,8 @@
 
 #include <torpor/plugin.h>
 
-#include "image-format.h"
 
-#include "../common/blockdev.h"
+#include "blockdev.h"
 
 #define SIG_MAGIC "TORPORF1"
 #define DEFAULT_PATH "/var/lib/torpor/image"
@@ -251,8 +250,8 @@ file_reserve(uint64_t expected)
 		LOG(TORPOR_LOG_ERR, "no image file to write to ([file] path=)");
 		return -ENODEV;
 	}
-	/* Signature block, stream, header (at most IMAGE_MAX_HEADER). */
-	need = BD_BLOCK + bd_round_up(expected, BD_BLOCK) + IMAGE_MAX_HEADER;
+	/* Signature block, stream, header (at most TORPOR_IMAGE_MAX_HEADER). */
+	need = BD_BLOCK + bd_round_up(expected, BD_BLOCK) + TORPOR_IMAGE_MAX_HEADER;
 	avail = space.total;
 	if (need > avail) {
 		LOG(TORPOR_LOG_ERR, "need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
@@ -559,19 +558,6 @@ file_unload(void)
 	file_cleanup(1);
 }
 
-static const struct torpor_writer_ops file_writer = {
-	.reserve = file_reserve,
-	.write = file_write,
-	.commit = file_commit,
-	.abort = file_abort,
-	.find = file_find,
-	.read_header = file_read_header,
-	.read = file_read,
-	.invalidate = file_invalidate,
-	.rewrite_header = file_rewrite_header,
-	.resume_args = file_resume_args,
-};
-
 static const struct torpor_plugin file_plugin = {
 	.name = "file",
 	.description = "writes the image into a preallocated file, through the block device under it",
@@ -585,7 +571,16 @@ static const struct torpor_plugin file_plugin = {
 	.save_config = file_save_config,
 	.load_config = file_load_config,
 	.print_debug_info = file_print_debug_info,
-	.writer = &file_writer,
+	.reserve = file_reserve,
+	.write = file_write,
+	.commit = file_commit,
+	.abort = file_abort,
+	.find = file_find,
+	.read_header = file_read_header,
+	.read = file_read,
+	.invalidate = file_invalidate,
+	.rewrite_header = file_rewrite_header,
+	.resume_args = file_resume_args,
 };
 
 TORPOR_PLUGIN_REGISTER(file_plugin)

@@ -23,8 +23,8 @@
 
 #include <torpor/plugin.h>
 
-#include "../common/blockdev.h"
-#include "image-format.h"
+#include "blockdev.h"
+#include "crc32c.h"
 
 #include "raw-format.h"
 
@@ -249,7 +249,7 @@ write_signature(const struct raw_signature *sig)
 static int
 raw_reserve(uint64_t expected)
 {
-	uint64_t need = RAW_STREAM_OFFSET + bd_round_up(expected, RAW_BLOCK) + IMAGE_MAX_HEADER;
+	uint64_t need = RAW_STREAM_OFFSET + bd_round_up(expected, RAW_BLOCK) + TORPOR_IMAGE_MAX_HEADER;
 	uint64_t avail;
 	int r;
 
@@ -476,7 +476,15 @@ raw_load(const struct torpor_host *h)
 	return 0;
 }
 
-static const struct torpor_writer_ops raw_writer = {
+static const struct torpor_plugin raw_plugin = {
+	.name = "raw",
+	.description = "writes the image to a dedicated block device",
+	.type = TORPOR_PLUGIN_WRITER,
+	.config_keys = raw_keys,
+	.load = raw_load,
+	.initialise = raw_initialise,
+	.cleanup = raw_cleanup,
+	.print_debug_info = raw_print_debug_info,
 	.reserve = raw_reserve,
 	.write = raw_write,
 	.commit = raw_commit,
@@ -487,18 +495,6 @@ static const struct torpor_writer_ops raw_writer = {
 	.invalidate = raw_invalidate,
 	.rewrite_header = raw_rewrite_header,
 	.resume_args = raw_resume_args,
-};
-
-static const struct torpor_plugin raw_plugin = {
-	.name = "raw",
-	.description = "writes the image to a dedicated block device",
-	.type = TORPOR_PLUGIN_WRITER,
-	.config_keys = raw_keys,
-	.load = raw_load,
-	.initialise = raw_initialise,
-	.cleanup = raw_cleanup,
-	.print_debug_info = raw_print_debug_info,
-	.writer = &raw_writer,
 };
 
 TORPOR_PLUGIN_REGISTER(raw_plugin)

@@ -31,9 +31,9 @@
 
 #include <torpor/plugin.h>
 
-#include "image-format.h"
 
-#include "../common/blockdev.h"
+#include "blockdev.h"
+#include "crc32c.h"
 
 #define SWAP_SIG "SWAPSPACE2"
 #define TORPOR_SIG "TORPOR0001"
@@ -403,7 +403,7 @@ encode_tail(uint8_t *pg, uint64_t index_phys)
 	bd_put64(t, index_phys);
 	bd_put32(t + 8, TAIL_VERSION);
 	memcpy(t + TAIL_LEN - 10, TORPOR_SIG, 10);
-	bd_put32(t + 12, bd_crc32c(0, t, TAIL_LEN));
+	bd_put32(t + 12, crc32c(0, t, TAIL_LEN));
 }
 
 static int
@@ -415,7 +415,7 @@ decode_tail(const uint8_t *pg, uint64_t *ret_index)
 	if (memcmp(t + TAIL_LEN - 10, TORPOR_SIG, 10) != 0)
 		return -ENOENT;
 	bd_put32(t + 12, 0);
-	if (bd_crc32c(0, t, TAIL_LEN) != bd_get32(pg + page - TAIL_LEN + 12) ||
+	if (crc32c(0, t, TAIL_LEN) != bd_get32(pg + page - TAIL_LEN + 12) ||
 	    bd_get32(t + 8) != TAIL_VERSION)
 		return -EBADMSG;
 	*ret_index = bd_get64(t);
@@ -608,8 +608,8 @@ swap_reserve(uint64_t expected)
 		avail = sim_free_bytes();
 	}
 
-	/* The stream, the header (at most IMAGE_MAX_HEADER) and the index. */
-	need = bd_round_up(expected, page) + IMAGE_MAX_HEADER + page;
+	/* The stream, the header (at most TORPOR_IMAGE_MAX_HEADER) and the index. */
+	need = bd_round_up(expected, page) + TORPOR_IMAGE_MAX_HEADER + page;
 	if (need > avail) {
 		LOG(TORPOR_LOG_ERR, "need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
 		    (need + (1 << 20) - 1) >> 20, avail >> 20, spec);
@@ -717,7 +717,7 @@ swap_save_config(uint8_t *buf, size_t size)
 	r = bd_stream_flush(&out, emit_stream, NULL);
 	if (r < 0)
 		return r;
-	if (bd_map_blob_size(stream.n) > IMAGE_MAX_BLOB) {
+	if (bd_map_blob_size(stream.n) > TORPOR_IMAGE_MAX_BLOB) {
 		LOG(TORPOR_LOG_ERR, "the image lies in %zu pieces on %s: too fragmented to describe",
 		    stream.n, spec);
 		return -E2BIG;
@@ -964,20 +964,6 @@ swap_unload(void)
 	swap_cleanup(1);
 }
 
-static const struct torpor_writer_ops swap_writer = {
-	.reserve = swap_reserve,
-	.write = swap_write,
-	.commit = swap_commit,
-	.abort = swap_abort,
-	.find = swap_find,
-	.read_header = swap_read_header,
-	.read = swap_read,
-	.invalidate = swap_invalidate,
-	.rewrite_header = swap_rewrite_header,
-	.refused = swap_refused,
-	.resume_args = swap_resume_args,
-};
-
 static const struct torpor_plugin swap_plugin = {
 	.name = "swap",
 	.description = "writes the image to a swap partition or swap file, keeping the swap area intact",
@@ -991,7 +977,17 @@ static const struct torpor_plugin swap_plugin = {
 	.save_config = swap_save_config,
 	.load_config = swap_load_config,
 	.print_debug_info = swap_print_debug_info,
-	.writer = &swap_writer,
+	.reserve = swap_reserve,
+	.write = swap_write,
+	.commit = swap_commit,
+	.abort = swap_abort,
+	.find = swap_find,
+	.read_header = swap_read_header,
+	.read = swap_read,
+	.invalidate = swap_invalidate,
+	.rewrite_header = swap_rewrite_header,
+	.refused = swap_refused,
+	.resume_args = swap_resume_args,
 };
 
 TORPOR_PLUGIN_REGISTER(swap_plugin)

@@ -3,7 +3,7 @@
  * zlib: compresses each chunk with deflate (zlib), slower than lzo and lz4
  * but smaller; [zlib] level= trades speed for size.
  *
- * Chunk format: one tag byte (FILTER_TAG_STORED or FILTER_TAG_PACKED) and
+ * Chunk format: one tag byte (TORPOR_FILTER_TAG_STORED or TORPOR_FILTER_TAG_PACKED) and
  * the payload.  The payload is a zlib stream rather than raw deflate: its
  * Adler-32 trailer costs six bytes a chunk and lets decode refuse most
  * corruption that deflate alone would turn into wrong pages.  A chunk that
@@ -19,7 +19,7 @@
 
 #include <torpor/plugin.h>
 
-#include "../common/filter-util.h"
+#include <torpor/plugin-util.h>
 
 #define ZLIB_WINDOW_BITS 15
 #define ZLIB_MEM_LEVEL 8
@@ -31,7 +31,7 @@ struct zlib_state {
 };
 
 static const struct torpor_host *host;
-static struct filter_stats stats;
+static struct torpor_filter_stats stats;
 /* Written only by load / initialise / load_config, which the core never
  * runs alongside encode or decode. */
 static int level = ZLIB_DEFAULT_LEVEL;
@@ -53,22 +53,19 @@ static const struct torpor_config_key zlib_config_keys[] = {
 static int
 zlib_read_level(void)
 {
-	const char *v = NULL;
-	char *end;
-	long l;
+	int64_t l;
+	int r;
 
-	if (host && host->config_get)
-		v = host->config_get("zlib", "level");
-	if (!v) {
+	/* Checked against the declared range (1 to 9) by the core. */
+	r = host->config_number("zlib", "level", &l);
+	if (r == -ENOENT) {
 		level = ZLIB_DEFAULT_LEVEL;
 		return 0;
 	}
-	errno = 0;
-	l = strtol(v, &end, 10);
-	if (errno || end == v || *end || l < 1 || l > 9) {
+	if (r < 0) {
 		host->log(TORPOR_LOG_ERR, "zlib",
-			  "level=%s is not a deflate level (1 to 9)", v);
-		return -EINVAL;
+			  "level is not a deflate level (1 to 9)");
+		return r;
 	}
 	level = (int)l;
 	return 0;
@@ -77,9 +74,11 @@ zlib_read_level(void)
 static int
 zlib_load(const struct torpor_host *h)
 {
+	if (!TORPOR_HOST_HAS(h, config_number))
+		return -EPROTO;
 	host = h;
 	level_from_image = false;
-	filter_stats_reset(&stats);
+	torpor_filter_stats_reset(&stats);
 	return zlib_read_level();
 }
 
@@ -94,7 +93,7 @@ zlib_initialise(int starting_cycle)
 {
 	if (!starting_cycle)
 		return 0;
-	filter_stats_reset(&stats);
+	torpor_filter_stats_reset(&stats);
 	if (level_from_image)
 		return 0;
 	return zlib_read_level();
@@ -129,7 +128,7 @@ zlib_save_config(uint8_t *buf, size_t size)
 {
 	if (size < 2)
 		return -ENOBUFS;
-	buf[0] = FILTER_CONFIG_VERSION;
+	buf[0] = TORPOR_FILTER_CONFIG_VERSION;
 	buf[1] = (uint8_t)level;
 	return 2;
 }
@@ -139,7 +138,7 @@ zlib_load_config(const uint8_t *buf, size_t len)
 {
 	int r;
 
-	r = filter_config_check(buf, len, 2);
+	r = torpor_filter_config_check(buf, len, 2);
 	if (r < 0)
 		return r;
 	if (buf[1] < 1 || buf[1] > 9)
@@ -155,7 +154,7 @@ zlib_print_debug_info(char *buf, size_t size)
 	char what[32];
 
 	snprintf(what, sizeof(what), "deflate level %d", level);
-	return filter_stats_print(&stats, "zlib", what, buf, size);
+	return torpor_filter_stats_print(&stats, "zlib", what, buf, size);
 }
 
 /* Packed chunks are strictly smaller than their input (encode gives
@@ -163,7 +162,7 @@ zlib_print_debug_info(char *buf, size_t size)
 static size_t
 zlib_max_encoded_size(size_t in_len)
 {
-	return FILTER_TAG_SIZE + in_len;
+	return TORPOR_FILTER_TAG_SIZE + in_len;
 }
 
 static int
@@ -219,7 +218,7 @@ zlib_encode(void *state, const struct torpor_chunk_info *info,
 		goto fail;
 	s->def.next_in = (Bytef *)in;
 	s->def.avail_in = (uInt)in_len;
-	s->def.next_out = out + FILTER_TAG_SIZE;
+	s->def.next_out = out + TORPOR_FILTER_TAG_SIZE;
 	/* Room for a payload smaller than the input and no more: when
 	 * deflate runs out of it the chunk is stored. */
 	s->def.avail_out = (uInt)(in_len - 1);
@@ -229,15 +228,15 @@ zlib_encode(void *state, const struct torpor_chunk_info *info,
 	if (r != Z_STREAM_END)
 		goto fail;
 	clen = in_len - 1 - s->def.avail_out;
-	out[0] = FILTER_TAG_PACKED;
-	*ret_len = clen + FILTER_TAG_SIZE;
-	filter_stats_encoded(&stats, in_len, *ret_len, false);
+	out[0] = TORPOR_FILTER_TAG_PACKED;
+	*ret_len = clen + TORPOR_FILTER_TAG_SIZE;
+	torpor_filter_stats_encoded(&stats, in_len, *ret_len, false);
 	return 0;
 
 stored:
-	r = filter_store(in, in_len, out, out_size, ret_len);
+	r = torpor_filter_store(in, in_len, out, out_size, ret_len);
 	if (r >= 0)
-		filter_stats_encoded(&stats, in_len, *ret_len, true);
+		torpor_filter_stats_encoded(&stats, in_len, *ret_len, true);
 	return r;
 
 fail:
@@ -257,23 +256,23 @@ zlib_decode(void *state, const struct torpor_chunk_info *info,
 
 	if (!s)
 		return -EINVAL;
-	if (in_len < FILTER_TAG_SIZE)
+	if (in_len < TORPOR_FILTER_TAG_SIZE)
 		return -EBADMSG;
-	if (in[0] == FILTER_TAG_STORED) {
-		r = filter_unstore(in, in_len, out, out_size, ret_len);
+	if (in[0] == TORPOR_FILTER_TAG_STORED) {
+		r = torpor_filter_unstore(in, in_len, out, out_size, ret_len);
 		if (r >= 0)
-			filter_stats_decoded(&stats);
+			torpor_filter_stats_decoded(&stats);
 		return r;
 	}
-	if (in[0] != FILTER_TAG_PACKED)
+	if (in[0] != TORPOR_FILTER_TAG_PACKED)
 		return -EBADMSG;
 
-	clen = in_len - FILTER_TAG_SIZE;
+	clen = in_len - TORPOR_FILTER_TAG_SIZE;
 	if (clen > UINT_MAX)
 		return -EBADMSG;
 	if (inflateReset(&s->inf) != Z_OK)
 		return -EIO;
-	s->inf.next_in = (Bytef *)in + FILTER_TAG_SIZE;
+	s->inf.next_in = (Bytef *)in + TORPOR_FILTER_TAG_SIZE;
 	s->inf.avail_in = (uInt)clen;
 	s->inf.next_out = out;
 	s->inf.avail_out = out_size > UINT_MAX ? UINT_MAX : (uInt)out_size;
@@ -288,17 +287,18 @@ zlib_decode(void *state, const struct torpor_chunk_info *info,
 	if (dlen <= clen)
 		return -EBADMSG;
 	*ret_len = dlen;
-	filter_stats_decoded(&stats);
+	torpor_filter_stats_decoded(&stats);
 	return 0;
 }
 
-static const struct torpor_filter_ops zlib_filter_ops = {
-	.max_encoded_size = zlib_max_encoded_size,
-	.thread_init = zlib_thread_init,
-	.thread_free = zlib_thread_free,
-	.encode = zlib_encode,
-	.decode = zlib_decode,
-};
+/* Stored bytes per 1000 on a realistic page mix: the measured ratios are
+ * 31-39 percent, 600 leaves room for less compressible memory when the
+ * writer reserves space. */
+static uint32_t
+zlib_expected_ratio(void)
+{
+	return 600;
+}
 
 static const struct torpor_plugin zlib_plugin = {
 	.name = "zlib",
@@ -314,7 +314,12 @@ static const struct torpor_plugin zlib_plugin = {
 	.save_config = zlib_save_config,
 	.load_config = zlib_load_config,
 	.print_debug_info = zlib_print_debug_info,
-	.filter = &zlib_filter_ops,
+	.max_encoded_size = zlib_max_encoded_size,
+	.expected_ratio = zlib_expected_ratio,
+	.thread_init = zlib_thread_init,
+	.thread_free = zlib_thread_free,
+	.encode = zlib_encode,
+	.decode = zlib_decode,
 };
 
 TORPOR_PLUGIN_REGISTER(zlib_plugin)

@@ -49,7 +49,7 @@ chain_setup(struct chain *c, struct registry *r, size_t page_size,
 	c->bound[0] = (size_t)chunk_pages * page_size;
 	c->buf_size = c->bound[0];
 	for (i = 0; i < c->n_filters; i++) {
-		c->bound[i + 1] = c->filters[i]->ops.filter->max_encoded_size(
+		c->bound[i + 1] = c->filters[i]->ops.max_encoded_size(
 			c->bound[i]);
 		if (c->bound[i + 1] < c->bound[i] / 2 ||
 		    c->bound[i + 1] > (64u << 20))
@@ -167,7 +167,7 @@ chain_worker_init(const struct chain *c, struct chain_worker *w)
 
 	memset(w, 0, sizeof(*w));
 	for (i = 0; i < c->n_filters; i++) {
-		const struct torpor_filter_ops *f = c->filters[i]->ops.filter;
+		const struct torpor_plugin *f = &c->filters[i]->ops;
 
 		if (f->thread_init) {
 			r = f->thread_init(&w->state[i]);
@@ -196,7 +196,7 @@ chain_worker_free(const struct chain *c, struct chain_worker *w)
 	size_t i;
 
 	for (i = 0; i < w->n_states; i++) {
-		const struct torpor_filter_ops *f = c->filters[i]->ops.filter;
+		const struct torpor_plugin *f = &c->filters[i]->ops;
 
 		if (f->thread_free && w->state[i])
 			f->thread_free(w->state[i]);
@@ -219,7 +219,7 @@ chain_encode(const struct chain *c, struct chain_worker *w,
 	size_t cur_len = in_len, i;
 
 	for (i = 0; i < c->n_filters; i++) {
-		const struct torpor_filter_ops *f = c->filters[i]->ops.filter;
+		const struct torpor_plugin *f = &c->filters[i]->ops;
 		uint8_t *out = w->buf[i & 1];
 		size_t out_len = 0;
 		int r;
@@ -254,7 +254,7 @@ chain_decode(const struct chain *c, struct chain_worker *w,
 	size_t cur_len = in_len, i;
 
 	for (i = c->n_filters; i-- > 0;) {
-		const struct torpor_filter_ops *f = c->filters[i]->ops.filter;
+		const struct torpor_plugin *f = &c->filters[i]->ops;
 		uint8_t *out = w->buf[i & 1];
 		size_t out_len = 0;
 		int r;

@@ -1143,3 +1143,43 @@ config_dump(const struct torpor_config *c, const struct registry *r, FILE *f)
 					c->entries[j].value);
 	}
 }
+
+int
+config_number_of(const struct torpor_config_key *k, const char *value,
+		 int64_t *ret)
+{
+	static const char *const truths[] = { "yes", "true", "1", "on", NULL };
+	char reason[REASON_MAX];
+	uint64_t size;
+	size_t i;
+
+	if (!value)
+		return -ENOENT;
+	/* Values were checked when the configuration was read; one that
+	 * does not fit its declaration never reaches a plugin. */
+	if (config_check_value(k, value, reason, sizeof(reason)) < 0)
+		return -EINVAL;
+	switch (k->type) {
+	case TORPOR_CONFIG_INT:
+		return parse_i64(value, ret);
+	case TORPOR_CONFIG_SIZE:
+		if (config_parse_size(value, &size) < 0 || size > INT64_MAX)
+			return -ERANGE;
+		*ret = (int64_t)size;
+		return 0;
+	case TORPOR_CONFIG_BOOL:
+		*ret = 0;
+		for (i = 0; truths[i]; i++)
+			if (strcmp(value, truths[i]) == 0)
+				*ret = 1;
+		return 0;
+	case TORPOR_CONFIG_ENUM:
+		for (i = 0; k->choices[i]; i++)
+			if (strcmp(value, k->choices[i]) == 0)
+				break;
+		*ret = (int64_t)i;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}

@@ -81,6 +81,12 @@ int config_check_plugins(const struct torpor_config *c,
 int config_check_value(const struct torpor_config_key *k, const char *value,
 		       char *reason, size_t reason_size);
 
+/* The typed value of value for key k (torpor_host.config_number): INT and
+ * SIZE as numbers, BOOL as 0 / 1, ENUM as the index in choices.  -ENOENT
+ * for a NULL value, -EINVAL when it does not fit k or k is not numeric. */
+int config_number_of(const struct torpor_config_key *k, const char *value,
+		     int64_t *ret);
+
 /* Parse "123", "64M", "2G" ... into bytes; -EINVAL / -ERANGE. */
 int config_parse_size(const char *s, uint64_t *ret);
 

@@ -140,7 +140,7 @@ commit_image(struct chain *c, struct image_header *h)
 		free(buf);
 		return log_error_errno(r, "could not encode the image header: %m");
 	}
-	r = c->writer->ops.writer->commit(buf, len);
+	r = c->writer->ops.commit(buf, len);
 	free(buf);
 	if (r < 0)
 		return log_error_errno(r, "writer '%s' could not commit the image: %m",
@@ -152,7 +152,7 @@ commit_image(struct chain *c, struct image_header *h)
 static void
 report_resume_stats(struct chain *c)
 {
-	const struct torpor_writer_ops *w = c->writer->ops.writer;
+	const struct torpor_plugin *w = &c->writer->ops;
 	struct image_header h;
 	uint8_t *buf;
 	size_t len = 0;
@@ -252,7 +252,7 @@ cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 
 	expected = cycle_expected_stream(s, estimate_image_bytes(snap, s->config->snapshot),
 					 c.page_size, c.chunk_pages);
-	r = c.writer->ops.writer->reserve(expected);
+	r = c.writer->ops.reserve(expected);
 	if (r < 0) {
 		if (r != -ENOSPC)
 			log_error_errno(r, "writer '%s' could not reserve %" PRIu64 " MiB: %m",
@@ -367,7 +367,7 @@ cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 
 	if (o->test) {
 		/* A test image must never be resumed: the system goes on. */
-		r = c.writer->ops.writer->invalidate();
+		r = c.writer->ops.invalidate();
 		if (r < 0) {
 			/* The system goes on running: an image left behind
 			 * would be resumed over it at the next boot. */
@@ -401,9 +401,9 @@ resumed:
 out:
 	if (r < 0 && reserved && c.writer) {
 		if (committed)
-			c.writer->ops.writer->invalidate();
-		else if (c.writer->ops.writer->abort)
-			c.writer->ops.writer->abort();
+			c.writer->ops.invalidate();
+		else if (c.writer->ops.abort)
+			c.writer->ops.abort();
 	}
 	if (have_image)
 		snap->ops->free_image(snap);

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <gcrypt.h>
 
+#include "blockdev.h"
+#include "crc32c.h"
 #include "host.h"
 #include "log.h"
 #include "passphrase.h"
@@ -14,7 +19,6 @@ static const struct registry *host_registry;
 static enum torpor_snapshot_kind host_kind = TORPOR_SNAPSHOT_KERNEL;
 static struct snapshot *host_snapshot;
 static const char *host_resume, *host_resume_offset;
-static int host_progress_enabled;
 
 int
 host_init_crypto(void)
@@ -74,12 +78,6 @@ host_set_resume_location(const char *resume, const char *resume_offset)
 	host_resume_offset = resume_offset;
 }
 
-void
-host_set_progress(int enabled)
-{
-	host_progress_enabled = enabled;
-}
-
 enum torpor_snapshot_kind
 host_kind_of_spec(const char *spec)
 {
@@ -137,19 +135,6 @@ host_secure_free(void *p, size_t size)
 	gcry_free(p);
 }
 
-static void
-host_progress(const char *plugin, const char *what, uint64_t done,
-	      uint64_t total)
-{
-	if (!host_progress_enabled)
-		return;
-	if (total)
-		fprintf(stderr, "\r%s: %s %3u%%", plugin ? plugin : "torpor",
-			what, (unsigned)(done * 100 / total));
-	if (done >= total)
-		fputc('\n', stderr);
-}
-
 static int
 host_ask_passphrase(const char *prompt, char *buf, size_t size)
 {
@@ -194,6 +179,68 @@ host_swap_free_pages(void)
 	return host_snapshot->ops->free_swap_pages(host_snapshot);
 }
 
+/* The declaration of [section] key, or NULL. */
+static const struct torpor_config_key *
+find_declared(const char *section, const char *key)
+{
+	const struct plugin_entry *e;
+	const struct torpor_config_key *k;
+
+	e = host_registry ? registry_find(host_registry, section) : NULL;
+	for (k = e ? e->ops.config_keys : NULL; k && k->name; k++)
+		if (strcmp(k->name, key) == 0)
+			return k;
+	return NULL;
+}
+
+static int
+host_config_number(const char *section, const char *key, int64_t *ret)
+{
+	const struct torpor_config_key *k;
+
+	if (!section || !key || !ret)
+		return -EINVAL;
+	k = find_declared(section, key);
+	if (!k)
+		return -EINVAL;
+	return config_number_of(k, host_config_get(section, key), ret);
+}
+
+static int
+host_resolve_device(const char *spec, char *buf, size_t size)
+{
+	if (!spec || !buf)
+		return -EINVAL;
+	return bd_resolve(spec, buf, size);
+}
+
+static int
+host_resume_location(char *dev, size_t size, uint64_t *ret_offset)
+{
+	uint64_t pages = 0;
+	char *end;
+	int r;
+
+	if (!host_resume || !*host_resume)
+		return 0;
+	if (host_resume_offset && *host_resume_offset) {
+		errno = 0;
+		pages = strtoull(host_resume_offset, &end, 10);
+		if (errno || *end || end == host_resume_offset ||
+		    pages > UINT64_MAX / (uint64_t)sysconf(_SC_PAGESIZE)) {
+			log_error("resume_offset=%s is not a page number",
+				  host_resume_offset);
+			return -EINVAL;
+		}
+	}
+	r = bd_resolve(host_resume, dev, size);
+	if (r < 0)
+		return log_error_errno(r, "cannot find resume=%s: %s", host_resume,
+				       r == -ENODEV ? "no such device" : strerror(-r));
+	*ret_offset = pages * (uint64_t)sysconf(_SC_PAGESIZE);
+	return 1;
+}
+
 static const struct torpor_host host = {
 	.struct_size = sizeof(struct torpor_host),
 	.abi_version = TORPOR_PLUGIN_ABI_VERSION,
@@ -201,13 +248,16 @@ static const struct torpor_host host = {
 	.config_get = host_config_get,
 	.secure_alloc = host_secure_alloc,
 	.secure_free = host_secure_free,
-	.progress = host_progress,
 	.ask_passphrase = host_ask_passphrase,
 	.snapshot_kind = host_snapshot_kind,
 	.swap_set_area = host_swap_set_area,
 	.swap_avail = host_swap_avail,
 	.swap_alloc_page = host_swap_alloc_page,
 	.swap_free_pages = host_swap_free_pages,
+	.crc32c = crc32c,
+	.resolve_device = host_resolve_device,
+	.config_number = host_config_number,
+	.resume_location = host_resume_location,
 };
 
 const struct torpor_host *

@@ -24,9 +24,6 @@ void host_set_snapshot(struct snapshot *s);
 /* The resume location from the kernel command line (NULL: none). */
 void host_set_resume_location(const char *resume, const char *resume_offset);
 
-/* Show progress lines on stderr (torpor hibernate -v, torpor-resume). */
-void host_set_progress(int enabled);
-
 const struct torpor_host *host_get(void);
 
 /* The snapshot kind a spec names: "sim..." or a device path. */

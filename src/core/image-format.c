@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <torpor/plugin-util.h>
+
+#include "crc32c.h"
 #include "image-format.h"
 
 #define IMAGE_MAGIC "TORPORIM"
@@ -65,33 +68,6 @@
 _Static_assert(FRAME_OFF_CRC + 4 == CHUNK_FRAME_SIZE, "frame layout");
 _Static_assert(OFF_STATS + STATS_SIZE == OFF_N_CHAIN, "header layout");
 
-static void
-put_le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void
-put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t
-get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t
-get_le64(const uint8_t *p)
-{
-	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
-}
-
 /* printf into err when the caller gave room; returns r for chaining. */
 __attribute__((format(printf, 4, 5)))
 static int
@@ -126,11 +102,11 @@ stats_crc(const uint8_t *slot)
 static void
 encode_stats(uint8_t *slot, const struct image_resume_stats *s)
 {
-	put_le64(slot, s->resumed_at);
-	put_le64(slot + 8, s->read_usec);
-	put_le64(slot + 16, s->pages_restored);
-	put_le64(slot + 24, s->stored_bytes_read);
-	put_le32(slot + 32, stats_crc(slot));
+	torpor_put_le64(slot, s->resumed_at);
+	torpor_put_le64(slot + 8, s->read_usec);
+	torpor_put_le64(slot + 16, s->pages_restored);
+	torpor_put_le64(slot + 24, s->stored_bytes_read);
+	torpor_put_le32(slot + 32, stats_crc(slot));
 }
 
 static bool
@@ -339,21 +315,21 @@ image_header_encode(const struct image_header *h, uint8_t *buf,
 		return -EMSGSIZE;
 
 	memcpy(buf + OFF_MAGIC, IMAGE_MAGIC, 8);
-	put_le32(buf + OFF_VERSION, h->format_version);
-	put_le32(buf + OFF_HEADER_LEN, (uint32_t)len);
-	put_le32(buf + OFF_FLAGS, h->flags);
+	torpor_put_le32(buf + OFF_VERSION, h->format_version);
+	torpor_put_le32(buf + OFF_HEADER_LEN, (uint32_t)len);
+	torpor_put_le32(buf + OFF_FLAGS, h->flags);
 	memcpy(buf + OFF_UUID, h->uuid, 16);
-	put_le64(buf + OFF_CREATED, h->created);
+	torpor_put_le64(buf + OFF_CREATED, h->created);
 	/* strncpy pads with zeros, which the parser insists on. */
 	strncpy((char *)buf + OFF_RELEASE, h->kernel_release, 65);
 	strncpy((char *)buf + OFF_KVERSION, h->kernel_version, 65);
-	put_le32(buf + OFF_PAGE_SIZE, h->page_size);
-	put_le64(buf + OFF_PAGE_COUNT, h->page_count);
-	put_le32(buf + OFF_CHUNK_PAGES, h->chunk_pages);
-	put_le64(buf + OFF_CHUNK_COUNT, h->chunk_count);
-	put_le64(buf + OFF_STORED_BYTES, h->stored_bytes);
+	torpor_put_le32(buf + OFF_PAGE_SIZE, h->page_size);
+	torpor_put_le64(buf + OFF_PAGE_COUNT, h->page_count);
+	torpor_put_le32(buf + OFF_CHUNK_PAGES, h->chunk_pages);
+	torpor_put_le64(buf + OFF_CHUNK_COUNT, h->chunk_count);
+	torpor_put_le64(buf + OFF_STORED_BYTES, h->stored_bytes);
 	encode_stats(buf + OFF_STATS, &h->stats);
-	put_le32(buf + OFF_N_CHAIN, h->n_chain);
+	torpor_put_le32(buf + OFF_N_CHAIN, h->n_chain);
 	off = OFF_CHAIN;
 	for (i = 0; i < h->n_chain; i++) {
 		const struct image_chain_entry *e = &h->chain[i];
@@ -362,12 +338,12 @@ image_header_encode(const struct image_header *h, uint8_t *buf,
 		strncpy((char *)p + ENTRY_NAME, e->name, 32);
 		p[ENTRY_TYPE] = e->type;
 		p[ENTRY_POSITION] = e->position;
-		put_le32(p + ENTRY_BLOB_LEN, e->blob_len);
+		torpor_put_le32(p + ENTRY_BLOB_LEN, e->blob_len);
 		if (e->blob_len)
 			memcpy(p + ENTRY_FIXED, e->blob, e->blob_len);
 		off += ENTRY_FIXED + e->blob_len;
 	}
-	put_le32(buf + off, header_crc(buf, len));
+	torpor_put_le32(buf + off, header_crc(buf, len));
 	*ret_len = len;
 	return 0;
 }
@@ -403,7 +379,7 @@ check_envelope(const uint8_t *buf, size_t len, char *err, size_t err_size)
 			    OFF_MAGIC);
 	/* Bytes 0-15 keep their meaning in every version; what follows is
 	 * the version's, so a newer one cannot even be checksummed here. */
-	version = get_le32(buf + OFF_VERSION);
+	version = torpor_get_le32(buf + OFF_VERSION);
 	if (version == 0)
 		return fail(-EBADMSG, err, err_size,
 			    "format_version (offset %d): 0 is not a version",
@@ -412,7 +388,7 @@ check_envelope(const uint8_t *buf, size_t len, char *err, size_t err_size)
 		return fail(-EPROTONOSUPPORT, err, err_size,
 			    "format_version (offset %d): the image has format %u, this torpor reads up to %u; resume it with the torpor that wrote it",
 			    OFF_VERSION, version, IMAGE_FORMAT_VERSION);
-	header_len = get_le32(buf + OFF_HEADER_LEN);
+	header_len = torpor_get_le32(buf + OFF_HEADER_LEN);
 	if (header_len > IMAGE_MAX_HEADER)
 		return fail(-EBADMSG, err, err_size,
 			    "header_len (offset %d): %u is more than the %u allowed",
@@ -425,7 +401,7 @@ check_envelope(const uint8_t *buf, size_t len, char *err, size_t err_size)
 		return fail(-EBADMSG, err, err_size,
 			    "header_len (offset %d): %zu is less than the %d of a header with one chain entry",
 			    OFF_HEADER_LEN, len, HEADER_MIN);
-	if (get_le32(buf + len - CRC_SIZE) != header_crc(buf, len))
+	if (torpor_get_le32(buf + len - CRC_SIZE) != header_crc(buf, len))
 		return fail(-EBADMSG, err, err_size,
 			    "header checksum mismatch (CRC32C at offset %zu): the header is corrupt",
 			    len - CRC_SIZE);
@@ -441,7 +417,7 @@ parse_chain(const uint8_t *buf, size_t len, struct image_header *h,
 	uint32_t i;
 	int r;
 
-	h->n_chain = get_le32(buf + OFF_N_CHAIN);
+	h->n_chain = torpor_get_le32(buf + OFF_N_CHAIN);
 	if (h->n_chain == 0 || h->n_chain > IMAGE_MAX_CHAIN)
 		return fail(-EBADMSG, err, err_size,
 			    "n_chain (offset %d): %u is not in [1, %u] (a writer is required)",
@@ -464,7 +440,7 @@ parse_chain(const uint8_t *buf, size_t len, struct image_header *h,
 		r = check_entry_place(e, i, h->n_chain, off, err, err_size);
 		if (r < 0)
 			return r;
-		blob_len = get_le32(p + ENTRY_BLOB_LEN);
+		blob_len = torpor_get_le32(p + ENTRY_BLOB_LEN);
 		if (blob_len > IMAGE_MAX_BLOB)
 			return fail(-EBADMSG, err, err_size,
 				    "chain[%u].blob_len (offset %zu): %u is more than %u",
@@ -514,17 +490,17 @@ image_header_parse(const uint8_t *buf, size_t len,
 	/* The checksum holds; the ranges are still checked, for headers
 	 * crafted with a valid checksum. */
 	memset(&h, 0, sizeof(h));
-	h.format_version = get_le32(buf + OFF_VERSION);
-	h.flags = get_le32(buf + OFF_FLAGS);
+	h.format_version = torpor_get_le32(buf + OFF_VERSION);
+	h.flags = torpor_get_le32(buf + OFF_FLAGS);
 	memcpy(h.uuid, buf + OFF_UUID, 16);
-	h.created = get_le64(buf + OFF_CREATED);
+	h.created = torpor_get_le64(buf + OFF_CREATED);
 	memcpy(h.kernel_release, buf + OFF_RELEASE, 65);
 	memcpy(h.kernel_version, buf + OFF_KVERSION, 65);
-	h.page_size = get_le32(buf + OFF_PAGE_SIZE);
-	h.page_count = get_le64(buf + OFF_PAGE_COUNT);
-	h.chunk_pages = get_le32(buf + OFF_CHUNK_PAGES);
-	h.chunk_count = get_le64(buf + OFF_CHUNK_COUNT);
-	h.stored_bytes = get_le64(buf + OFF_STORED_BYTES);
+	h.page_size = torpor_get_le32(buf + OFF_PAGE_SIZE);
+	h.page_count = torpor_get_le64(buf + OFF_PAGE_COUNT);
+	h.chunk_pages = torpor_get_le32(buf + OFF_CHUNK_PAGES);
+	h.chunk_count = torpor_get_le64(buf + OFF_CHUNK_COUNT);
+	h.stored_bytes = torpor_get_le64(buf + OFF_STORED_BYTES);
 
 	r = check_kernel_string(h.kernel_release, "kernel_release",
 				OFF_RELEASE, true, err, err_size);
@@ -546,11 +522,11 @@ image_header_parse(const uint8_t *buf, size_t len,
 	/* The stats slot is rewritten after the image was written, so a
 	 * torn or damaged slot must not cost the user the image. */
 	slot = buf + OFF_STATS;
-	if (get_le32(slot + 32) == stats_crc(slot)) {
-		h.stats.resumed_at = get_le64(slot);
-		h.stats.read_usec = get_le64(slot + 8);
-		h.stats.pages_restored = get_le64(slot + 16);
-		h.stats.stored_bytes_read = get_le64(slot + 24);
+	if (torpor_get_le32(slot + 32) == stats_crc(slot)) {
+		h.stats.resumed_at = torpor_get_le64(slot);
+		h.stats.read_usec = torpor_get_le64(slot + 8);
+		h.stats.pages_restored = torpor_get_le64(slot + 16);
+		h.stats.stored_bytes_read = torpor_get_le64(slot + 24);
 	} else {
 		fail(0, err, err_size,
 		     "stats (offset %d): slot checksum mismatch; resume statistics read as zero",
@@ -582,12 +558,12 @@ void
 chunk_frame_encode(const struct chunk_frame *f, uint8_t *out)
 {
 	memcpy(out + FRAME_OFF_MAGIC, FRAME_MAGIC, 4);
-	put_le32(out + FRAME_OFF_FLAGS, f->flags);
-	put_le64(out + FRAME_OFF_SEQUENCE, f->sequence);
-	put_le32(out + FRAME_OFF_RAW_LEN, f->raw_len);
-	put_le32(out + FRAME_OFF_STORED_LEN, f->stored_len);
-	put_le32(out + FRAME_OFF_STORED_CRC, f->stored_crc);
-	put_le32(out + FRAME_OFF_CRC, crc32c(0, out, FRAME_OFF_CRC));
+	torpor_put_le32(out + FRAME_OFF_FLAGS, f->flags);
+	torpor_put_le64(out + FRAME_OFF_SEQUENCE, f->sequence);
+	torpor_put_le32(out + FRAME_OFF_RAW_LEN, f->raw_len);
+	torpor_put_le32(out + FRAME_OFF_STORED_LEN, f->stored_len);
+	torpor_put_le32(out + FRAME_OFF_STORED_CRC, f->stored_crc);
+	torpor_put_le32(out + FRAME_OFF_CRC, crc32c(0, out, FRAME_OFF_CRC));
 }
 
 int
@@ -601,15 +577,15 @@ chunk_frame_parse(const uint8_t *in, uint32_t max_raw,
 		return fail(-EBADMSG, err, err_size,
 			    "frame magic (offset %d): not a chunk frame",
 			    FRAME_OFF_MAGIC);
-	if (get_le32(in + FRAME_OFF_CRC) != crc32c(0, in, FRAME_OFF_CRC))
+	if (torpor_get_le32(in + FRAME_OFF_CRC) != crc32c(0, in, FRAME_OFF_CRC))
 		return fail(-EBADMSG, err, err_size,
 			    "frame checksum mismatch (CRC32C at offset %d): the frame is corrupt",
 			    FRAME_OFF_CRC);
-	f.flags = get_le32(in + FRAME_OFF_FLAGS);
-	f.sequence = get_le64(in + FRAME_OFF_SEQUENCE);
-	f.raw_len = get_le32(in + FRAME_OFF_RAW_LEN);
-	f.stored_len = get_le32(in + FRAME_OFF_STORED_LEN);
-	f.stored_crc = get_le32(in + FRAME_OFF_STORED_CRC);
+	f.flags = torpor_get_le32(in + FRAME_OFF_FLAGS);
+	f.sequence = torpor_get_le64(in + FRAME_OFF_SEQUENCE);
+	f.raw_len = torpor_get_le32(in + FRAME_OFF_RAW_LEN);
+	f.stored_len = torpor_get_le32(in + FRAME_OFF_STORED_LEN);
+	f.stored_crc = torpor_get_le32(in + FRAME_OFF_STORED_CRC);
 	if (f.flags & ~CHUNK_KNOWN_FLAGS)
 		return fail(-EBADMSG, err, err_size,
 			    "frame flags (offset %d): unknown bits 0x%x",

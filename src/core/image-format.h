@@ -14,10 +14,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <torpor/plugin.h>
+
 #define IMAGE_FORMAT_VERSION 1
 #define IMAGE_MAX_CHAIN 16		/* entries in the chain */
-#define IMAGE_MAX_BLOB 65536		/* bytes of one plugin's saved config */
-#define IMAGE_MAX_HEADER (1u << 20)	/* whole header */
+/* The header budget is part of the plugin ABI. */
+#define IMAGE_MAX_BLOB TORPOR_IMAGE_MAX_BLOB
+#define IMAGE_MAX_HEADER TORPOR_IMAGE_MAX_HEADER
 #define IMAGE_MAX_CHUNK_PAGES 1024
 
 /* Header flags */
@@ -103,7 +106,5 @@ int chunk_frame_parse(const uint8_t *in, uint32_t max_raw,
 		      uint32_t max_stored, struct chunk_frame *ret,
 		      char *err, size_t err_size);
 
-/* CRC32C (Castagnoli), hardware-accelerated where the CPU has it. */
-uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
 
 #endif

@@ -28,25 +28,6 @@ loader_default_dir(void)
 	return TORPOR_PLUGINDIR;
 }
 
-static bool
-valid_name(const char *name)
-{
-	size_t n = 0;
-
-	if (!name)
-		return false;
-	for (; name[n]; n++) {
-		char c = name[n];
-
-		if (n >= TORPOR_PLUGIN_NAME_MAX)
-			return false;
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		      c == '-'))
-			return false;
-	}
-	return n > 0;
-}
-
 /* Log the one refusal line and return r. */
 static int
 refuse(int level, const char *path, int r, const char *fmt, ...)
@@ -128,24 +109,27 @@ out:
 	return r;
 }
 
+/* The end of member m of struct torpor_plugin. */
+#define PLUGIN_END(m) \
+	(offsetof(struct torpor_plugin, m) + \
+	 sizeof(((struct torpor_plugin *)0)->m))
+
 /*
- * The smallest struct a plugin of its type may hand over: up to the ops
- * member its type needs (filter / writer), or up to `type` for misc.  Later
- * optional methods of a shorter struct read as NULL.
+ * The smallest struct a plugin of its type may hand over: up to the last
+ * method its type requires (decode for a filter, invalidate for a writer),
+ * or up to `type` for misc.  Later optional methods of a shorter struct
+ * read as NULL.
  */
 static size_t
 min_struct_size(enum torpor_plugin_type type)
 {
 	switch (type) {
 	case TORPOR_PLUGIN_FILTER:
-		return offsetof(struct torpor_plugin, filter) +
-		       sizeof(((struct torpor_plugin *)0)->filter);
+		return PLUGIN_END(decode);
 	case TORPOR_PLUGIN_WRITER:
-		return offsetof(struct torpor_plugin, writer) +
-		       sizeof(((struct torpor_plugin *)0)->writer);
+		return PLUGIN_END(invalidate);
 	default:
-		return offsetof(struct torpor_plugin, type) +
-		       sizeof(((struct torpor_plugin *)0)->type);
+		return PLUGIN_END(type);
 	}
 }
 
@@ -154,57 +138,85 @@ static const char *
 missing_method(const struct torpor_plugin *p)
 {
 	if (p->type == TORPOR_PLUGIN_FILTER) {
-		const struct torpor_filter_ops *f = p->filter;
-
-		if (!f)
-			return "filter ops";
-		if (!f->max_encoded_size)
+		if (!p->max_encoded_size)
 			return "max_encoded_size";
-		if (!f->encode)
+		if (!p->encode)
 			return "encode";
-		if (!f->decode)
+		if (!p->decode)
 			return "decode";
 	} else if (p->type == TORPOR_PLUGIN_WRITER) {
-		const struct torpor_writer_ops *w = p->writer;
-
-		if (!w)
-			return "writer ops";
-		if (!w->reserve)
+		if (!p->reserve)
 			return "reserve";
-		if (!w->write)
+		if (!p->write)
 			return "write";
-		if (!w->commit)
+		if (!p->commit)
 			return "commit";
-		if (!w->find)
+		if (!p->find)
 			return "find";
-		if (!w->read_header)
+		if (!p->read_header)
 			return "read_header";
-		if (!w->read)
+		if (!p->read)
 			return "read";
-		if (!w->invalidate)
+		if (!p->invalidate)
 			return "invalidate";
 	}
 	return NULL;
 }
 
+/* The size of a config key in ABI 2, the smallest the core accepts. */
+#define CONFIG_KEY_V2_SIZE \
+	(offsetof(struct torpor_config_key, help) + \
+	 sizeof(((struct torpor_config_key *)0)->help))
+
+/* More keys than any section needs: a missing terminator is refused. */
+#define MAX_CONFIG_KEYS 128
+
 /*
- * Check the plugin's declaration and copy it into e->ops.  Only the first
- * two fields are read before struct_size says how much more there is.
+ * Copy the plugin's config keys, laid out with its own element size, into
+ * an array of the core's struct (fields the plugin does not know are
+ * zero), so that the key struct may grow.
  */
 static int
-check_plugin(const struct torpor_plugin *p, const char *name,
-	     const char *path, int level, struct torpor_plugin *ret_ops)
+copy_config_keys(struct torpor_plugin *ops, const char *path, int level,
+		 struct torpor_config_key **ret)
 {
-	struct torpor_plugin ops;
-	const char *missing;
-	size_t need;
+	const uint8_t *src = (const uint8_t *)ops->config_keys;
+	size_t stride = ops->config_key_size, n, copy;
+	struct torpor_config_key *keys;
+
+	*ret = NULL;
+	if (!src)
+		return 0;
+	if (stride < CONFIG_KEY_V2_SIZE)
+		return refuse(level, path, -EINVAL,
+			      "config key size %zu is smaller than ABI 2's %zu",
+			      stride, (size_t)CONFIG_KEY_V2_SIZE);
+	for (n = 0; ((const struct torpor_config_key *)(src + n * stride))->name; n++)
+		if (n == MAX_CONFIG_KEYS)
+			return refuse(level, path, -E2BIG,
+				      "more than %d config keys (no terminating entry?)",
+				      MAX_CONFIG_KEYS);
+	keys = calloc(n + 1, sizeof(*keys));
+	if (!keys)
+		return refuse(level, path, -ENOMEM, "out of memory");
+	copy = stride < sizeof(*keys) ? stride : sizeof(*keys);
+	for (size_t i = 0; i < n; i++)
+		memcpy(&keys[i], src + i * stride, copy);
+	ops->config_keys = keys;
+	*ret = keys;
+	return 0;
+}
+
+/* The checks of the plugin's header fields: version, size, type. */
+static int
+check_declaration(const struct torpor_plugin *p, const char *path, int level)
+{
 	int type;
 
 	if (p->abi_version == 0 || p->abi_version > TORPOR_PLUGIN_ABI_VERSION)
 		return refuse(level, path, -EPROTO,
 			      "ABI version %u is not supported (this core speaks %d)",
 			      p->abi_version, TORPOR_PLUGIN_ABI_VERSION);
-
 	/* type is needed to know how big the struct must be. */
 	if (p->struct_size < min_struct_size(TORPOR_PLUGIN_MISC))
 		return refuse(level, path, -EINVAL,
@@ -214,7 +226,6 @@ check_plugin(const struct torpor_plugin *p, const char *name,
 	    type != TORPOR_PLUGIN_MISC)
 		return refuse(level, path, -EINVAL, "invalid plugin type %d",
 			      type);
-
 	/* A filter that does not know every method of this ABI could let
 	 * data past it (plaintext on disk for an encryption filter). */
 	if (type == TORPOR_PLUGIN_FILTER &&
@@ -222,20 +233,36 @@ check_plugin(const struct torpor_plugin *p, const char *name,
 		return refuse(level, path, -EPROTO,
 			      "filter ABI version %u, this core needs exactly %d",
 			      p->abi_version, TORPOR_PLUGIN_ABI_VERSION);
-
-	need = min_struct_size((enum torpor_plugin_type)type);
-	if (p->struct_size < need)
+	if (p->struct_size < min_struct_size(p->type))
 		return refuse(level, path, -EINVAL,
 			      "plugin struct too small for its type (%u bytes, need %zu)",
-			      p->struct_size, need);
+			      p->struct_size, min_struct_size(p->type));
+	return 0;
+}
 
+/*
+ * Check the plugin's declaration and copy it into e (ops and config keys).
+ * Only the first two fields are read before struct_size says how much more
+ * there is.
+ */
+static int
+check_plugin(const struct torpor_plugin *p, const char *name,
+	     const char *path, int level, struct plugin_entry *e)
+{
+	struct torpor_plugin ops;
+	const char *missing;
+	int r;
+
+	r = check_declaration(p, path, level);
+	if (r < 0)
+		return r;
 	memset(&ops, 0, sizeof(ops));
 	memcpy(&ops, p, p->struct_size < sizeof(ops) ? p->struct_size :
 	       sizeof(ops));
 
 	if (!ops.name)
 		return refuse(level, path, -EINVAL, "the plugin has no name");
-	if (!valid_name(ops.name))
+	if (!registry_name_valid(ops.name))
 		return refuse(level, path, -EINVAL,
 			      "invalid plugin name '%.64s' (allowed: [a-z0-9-]{1,%d})",
 			      ops.name, TORPOR_PLUGIN_NAME_MAX);
@@ -243,13 +270,17 @@ check_plugin(const struct torpor_plugin *p, const char *name,
 		return refuse(level, path, -EINVAL,
 			      "the plugin calls itself '%s', its file is named '%s'",
 			      ops.name, name);
-
+	if (ops.type == TORPOR_PLUGIN_FILTER && !ops.built_for)
+		return refuse(level, path, -EPROTO,
+			      "the filter does not say which torpor it was built for (use TORPOR_PLUGIN_REGISTER)");
 	missing = missing_method(&ops);
 	if (missing)
 		return refuse(level, path, -EINVAL,
 			      "required method %s is missing", missing);
-
-	*ret_ops = ops;
+	r = copy_config_keys(&ops, path, level, &e->keys);
+	if (r < 0)
+		return r;
+	e->ops = ops;
 	return 0;
 }
 
@@ -260,6 +291,7 @@ entry_free(struct plugin_entry *e)
 		return;
 	if (e->dl)
 		dlclose(e->dl);
+	free(e->keys);
 	free(e->path);
 	free(e);
 }
@@ -283,7 +315,7 @@ loader_load(struct registry *r, const char *dir, const char *name,
 		return log_error_errno(-ENOMEM, "out of memory");
 
 	/* The name becomes a path: refuse anything but a plain name. */
-	if (!valid_name(name)) {
+	if (!registry_name_valid(name)) {
 		ret_r = refuse(level, path, -EINVAL,
 			       "invalid plugin name (allowed: [a-z0-9-]{1,%d})",
 			       TORPOR_PLUGIN_NAME_MAX);
@@ -336,25 +368,26 @@ loader_load(struct registry *r, const char *dir, const char *name,
 		ret_r = refuse(level, path, -ENOMEM, "out of memory");
 		goto fail;
 	}
-	ret_r = check_plugin(p, name, path, level, &e->ops);
+	ret_r = check_plugin(p, name, path, level, e);
 	if (ret_r < 0)
 		goto fail;
 
+	/* Registered first, so that load() can read its own section's
+	 * typed values through the host (they are found by plugin name). */
+	ret_r = registry_register(r, e);
+	if (ret_r < 0) {
+		ret_r = refuse(level, path, ret_r, "cannot register: %s",
+			       strerror(-ret_r));
+		goto fail;
+	}
 	if (e->ops.load) {
 		ret_r = e->ops.load(host);
 		if (ret_r < 0) {
+			registry_unregister(r, e);
 			ret_r = refuse(level, path, ret_r, "load() failed: %s",
 				       strerror(-ret_r));
 			goto fail;
 		}
-	}
-	ret_r = registry_register(r, e);
-	if (ret_r < 0) {
-		if (e->ops.unload)
-			e->ops.unload();
-		ret_r = refuse(level, path, ret_r, "cannot register: %s",
-			       strerror(-ret_r));
-		goto fail;
 	}
 
 	e->dl = dl;
@@ -365,6 +398,8 @@ loader_load(struct registry *r, const char *dir, const char *name,
 	return 0;
 
 fail:
+	if (e)
+		free(e->keys);
 	free(e);
 	if (dl)
 		dlclose(dl);

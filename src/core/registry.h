@@ -18,6 +18,7 @@ struct plugin_entry {
 	struct torpor_plugin ops;	/* the plugin's struct, copied */
 	void *dl;			/* dlopen handle, NULL for built-ins */
 	char *path;			/* file it came from, NULL for built-ins */
+	struct torpor_config_key *keys;	/* ops.config_keys, copied by the loader */
 	bool disabled;			/* skipped by every list walk */
 	bool dying;			/* being unloaded: references refused */
 	bool initialised;		/* initialise() succeeded, no cleanup yet */
@@ -39,6 +40,13 @@ struct registry {
 };
 
 void registry_init(struct registry *r);
+
+/* Whether name is a valid plugin name: [a-z0-9-]{1,TORPOR_PLUGIN_NAME_MAX},
+ * which is also its file name without ".so". */
+bool registry_name_valid(const char *name);
+
+/* "filter", "writer" or "misc" ("unknown" for anything else). */
+const char *registry_type_name(enum torpor_plugin_type type);
 
 /* Append e to the plugin list and to its type's list.  -EBUSY when a plugin
  * of that name is registered, -EINVAL (with a message naming the plugin)

@@ -193,7 +193,7 @@ invalidate_before_restore(struct restore_ctx *rc)
 
 	if (*rc->gone)
 		return 0;
-	r = rc->writer->ops.writer->invalidate();
+	r = rc->writer->ops.invalidate();
 	if (r < 0)
 		return log_error_errno(r, "could not invalidate the image before restoring it; not resuming: %m");
 	*rc->gone = true;
@@ -243,7 +243,7 @@ read_header(struct plugin_entry *writer, struct image_header *h,
 
 	if (!buf)
 		return -ENOMEM;
-	r = writer->ops.writer->read_header(buf, IMAGE_MAX_HEADER, &len);
+	r = writer->ops.read_header(buf, IMAGE_MAX_HEADER, &len);
 	if (r < 0) {
 		free(buf);
 		if (r == -EBADMSG || r == -EMSGSIZE || r == -ENODATA) {
@@ -309,7 +309,7 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 	if (r < 0)
 		goto out;
 
-	r = writer->ops.writer->find();
+	r = writer->ops.find();
 	if (r < 0) {
 		log_error_errno(r, "writer '%s' cannot look for an image: %m",
 				writer->ops.name);
@@ -322,7 +322,7 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 	}
 	found = true;
 	if (o->noresume && o->mode == RESUME_RESTORE) {
-		r = writer->ops.writer->invalidate();
+		r = writer->ops.invalidate();
 		gone = r >= 0;
 		if (r < 0)
 			log_error_errno(r, "noresume: could not discard the image: %m");
@@ -436,13 +436,13 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 				    rc.pages, h.page_count);
 		goto out;
 	}
-	if (writer->ops.writer->rewrite_header) {
+	if (writer->ops.rewrite_header) {
 		h.stats.resumed_at = (uint64_t)time(NULL);
 		h.stats.read_usec = (uint64_t)((session_now() - t0) * 1e6);
 		h.stats.pages_restored = rc.pages;
 		h.stats.stored_bytes_read = in.bytes_read;
 		if (image_header_set_stats(hdr, hdr_len, &h.stats) == 0)
-			writer->ops.writer->rewrite_header(hdr, hdr_len);
+			writer->ops.rewrite_header(hdr, hdr_len);
 	}
 	session_print_summary(what, h.page_count, h.page_size, h.stored_bytes,
 			   session_now() - t0);
@@ -470,8 +470,8 @@ out:
 	 * here; for one the right kernel or key could still resume, the
 	 * caller decides (keep it and power off, or discard it). */
 	if (refused && refusal == REFUSAL_CORRUPT && o->mode == RESUME_RESTORE &&
-	    writer->ops.writer->refused)
-		writer->ops.writer->refused();
+	    writer->ops.refused)
+		writer->ops.refused();
 	if (frozen)
 		snap->ops->unfreeze(snap);
 	snapshot_close(snap);

@@ -186,7 +186,7 @@ session_invalidate(struct torpor_session *s)
 	r = registry_initialise(&s->reg, 1);
 	if (r < 0)
 		return r;
-	r = w->ops.writer->invalidate();
+	r = w->ops.invalidate();
 	if (r < 0)
 		log_error_errno(r, "writer '%s' could not invalidate the image: %m",
 				w->ops.name);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "crc32c.h"
 #include "log.h"
 #include "stream.h"
 
@@ -23,7 +24,7 @@ stream_out_flush(struct stream_out *o)
 
 	if (o->used == 0)
 		return 0;
-	r = o->writer->ops.writer->write(o->buf, o->used);
+	r = o->writer->ops.write(o->buf, o->used);
 	if (r < 0)
 		return log_error_errno(r, "writer '%s' failed at stream offset %llu: %m",
 				       o->writer->ops.name,
@@ -123,7 +124,7 @@ stream_in_free(struct stream_in *in)
 static int
 writer_read(struct stream_in *in, uint64_t offset, uint8_t *dst, size_t len)
 {
-	int r = in->writer->ops.writer->read(offset, dst, len);
+	int r = in->writer->ops.read(offset, dst, len);
 
 	if (r < 0)
 		return r;

@@ -30,7 +30,7 @@
 
 /* The writers' block-device helpers, compiled into this program too: the
  * checks here must be exactly the ones the file writer applies. */
-#include "../../plugins/common/blockdev.c"
+#include "blockdev.h"
 
 int torpor_file_setup_main(int argc, char **argv);
 

@@ -197,11 +197,11 @@ cmd_resume_args(int argc, char **argv)
 		r = registry_initialise(&s.reg, 0);
 	if (r >= 0) {
 		w = s.reg.active_writer;
-		if (!w->ops.writer->resume_args)
+		if (!w->ops.resume_args)
 			r = log_error_errno(-EOPNOTSUPP, "writer '%s' cannot name its resume location",
 					    w->ops.name);
 		else
-			r = w->ops.writer->resume_args(words, sizeof(words));
+			r = w->ops.resume_args(words, sizeof(words));
 		if (r >= 0)
 			printf("%s\n", words);
 		else if (r != -EOPNOTSUPP)
@@ -330,7 +330,7 @@ cmd_status(int argc, char **argv)
 		reason = s.reg.disabled_reason;
 	w = s.reg.active_writer;
 	if (w && registry_initialise(&s.reg, 1) >= 0) {
-		found = w->ops.writer->find();
+		found = w->ops.find();
 		registry_cleanup(&s.reg, 1);
 	}
 	if (arg_json) {

@@ -119,8 +119,8 @@ run_chain(const struct torpor_plugin *lzo, const struct torpor_plugin *crypt,
 	struct run r = { 0 };
 	double t0;
 
-	if (lzo->filter->thread_init(&ls) < 0 ||
-	    (crypt && crypt->filter->thread_init(&cs) < 0))
+	if (lzo->thread_init(&ls) < 0 ||
+	    (crypt && crypt->thread_init(&cs) < 0))
 		exit(1);
 	t0 = now();
 	for (uint64_t c = 0; c < chunks; c++) {
@@ -131,11 +131,11 @@ run_chain(const struct torpor_plugin *lzo, const struct torpor_plugin *crypt,
 		};
 		size_t n, m;
 
-		if (lzo->filter->encode(ls, &ci, image + c * CHUNK, CHUNK, mid,
+		if (lzo->encode(ls, &ci, image + c * CHUNK, CHUNK, mid,
 					mid_size, &n) < 0)
 			exit(1);
 		if (crypt) {
-			if (crypt->filter->encode(cs, &ci, mid, n, out,
+			if (crypt->encode(cs, &ci, mid, n, out,
 						  out_size, &m) < 0)
 				exit(1);
 			n = m;
@@ -143,9 +143,9 @@ run_chain(const struct torpor_plugin *lzo, const struct torpor_plugin *crypt,
 		r.stored += n;
 	}
 	r.seconds = now() - t0;
-	lzo->filter->thread_free(ls);
+	lzo->thread_free(ls);
 	if (crypt)
-		crypt->filter->thread_free(cs);
+		crypt->thread_free(cs);
 	return r;
 }
 
@@ -217,8 +217,8 @@ main(int argc, char **argv)
 	info.chunk_count = chunks;
 	if (crypt->start_stream(&info) < 0)
 		return 1;
-	mid_size = lzo->filter->max_encoded_size(CHUNK);
-	out_size = crypt->filter->max_encoded_size(mid_size);
+	mid_size = lzo->max_encoded_size(CHUNK);
+	out_size = crypt->max_encoded_size(mid_size);
 	mid = malloc(mid_size);
 	out = malloc(out_size);
 	if (!mid || !out)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "crc32c.h"
 #include "image-format.h"
 
 #define INPUT_SIZE (8 + CHUNK_FRAME_SIZE)

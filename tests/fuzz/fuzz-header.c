@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "crc32c.h"
 #include "image-format.h"
 
 /* From doc/image-format.md. */

@@ -371,20 +371,20 @@ hibernate(struct image *im, struct stored *s)
 	/* The core's order at hibernation: worker states exist before the
 	 * snapshot, so before start_stream(). */
 	ck_assert_int_eq(P->initialise(1), 0);
-	ck_assert_int_eq(P->filter->thread_init(&state), 0);
+	ck_assert_int_eq(P->thread_init(&state), 0);
 	ck_assert_int_eq(P->start_stream(image_info(im)), 0);
 	for (uint64_t c = 0; c < N_CHUNKS; c++) {
 		struct torpor_chunk_info ci = chunk_info(c, N_CHUNKS);
 
-		ck_assert_uint_eq(P->filter->max_encoded_size(CHUNK_BYTES),
+		ck_assert_uint_eq(P->max_encoded_size(CHUNK_BYTES),
 				  sizeof(s->enc[c]));
-		ck_assert_int_eq(P->filter->encode(state, &ci, s->plain[c],
+		ck_assert_int_eq(P->encode(state, &ci, s->plain[c],
 						   CHUNK_BYTES, s->enc[c],
 						   sizeof(s->enc[c]),
 						   &s->enc_len[c]), 0);
 		ck_assert_uint_eq(s->enc_len[c], CHUNK_BYTES + CRYPT_TAG_SIZE);
 	}
-	P->filter->thread_free(state);
+	P->thread_free(state);
 	ck_assert_uint_le(P->storage_needed(), sizeof(s->blob));
 	n = P->save_config(s->blob, sizeof(s->blob));
 	ck_assert_int_eq(n, CRYPT_BLOB_SIZE);
@@ -414,13 +414,13 @@ resume_n(struct image *im, struct stored *s, const size_t *order, size_t n,
 	r = P->start_stream(image_info(im));
 	if (r < 0)
 		goto out;
-	ck_assert_int_eq(P->filter->thread_init(&state), 0);
+	ck_assert_int_eq(P->thread_init(&state), 0);
 	for (size_t i = 0; i < n && r >= 0; i++) {
 		struct torpor_chunk_info ci = chunk_info(i, claimed_count);
 		size_t k = order ? order[i] : i, len = 0;
 
 		memset(out, 0x55, sizeof(out));
-		r = P->filter->decode(state, &ci, s->enc[k], s->enc_len[k],
+		r = P->decode(state, &ci, s->enc[k], s->enc_len[k],
 				      out, sizeof(out), &len);
 		if (r < 0) {
 			/* Nothing unauthenticated may come out. */
@@ -431,7 +431,7 @@ resume_n(struct image *im, struct stored *s, const size_t *order, size_t n,
 		ck_assert_uint_eq(len, CHUNK_BYTES);
 		ck_assert_mem_eq(out, s->plain[i], CHUNK_BYTES);
 	}
-	P->filter->thread_free(state);
+	P->thread_free(state);
 out:
 	P->cleanup(1);
 	return r;
@@ -504,12 +504,12 @@ START_TEST(test_thread_state_rekeyed)
 	use_keyfile();
 	image_init(&im);
 	ck_assert_int_eq(P->initialise(1), 0);
-	ck_assert_int_eq(P->filter->thread_init(&state), 0);
+	ck_assert_int_eq(P->thread_init(&state), 0);
 	/* No stream yet: nothing to encrypt with. */
-	ck_assert_int_eq(P->filter->encode(state, &ci, s->plain[0], CHUNK_BYTES,
+	ck_assert_int_eq(P->encode(state, &ci, s->plain[0], CHUNK_BYTES,
 					   first, sizeof(first), &len), -EINVAL);
 	ck_assert_int_eq(P->start_stream(image_info(&im)), 0);
-	ck_assert_int_eq(P->filter->encode(state, &ci, s->plain[0], CHUNK_BYTES,
+	ck_assert_int_eq(P->encode(state, &ci, s->plain[0], CHUNK_BYTES,
 					   first, sizeof(first), &len), 0);
 	P->cleanup(1);
 	/* Second image, same state: its chunks must open with its blob. */
@@ -518,7 +518,7 @@ START_TEST(test_thread_state_rekeyed)
 	for (uint64_t c = 0; c < N_CHUNKS; c++) {
 		struct torpor_chunk_info cc = chunk_info(c, N_CHUNKS);
 
-		ck_assert_int_eq(P->filter->encode(state, &cc, s->plain[c],
+		ck_assert_int_eq(P->encode(state, &cc, s->plain[c],
 						   CHUNK_BYTES, s->enc[c],
 						   sizeof(s->enc[c]),
 						   &s->enc_len[c]), 0);
@@ -527,7 +527,7 @@ START_TEST(test_thread_state_rekeyed)
 	s->blob_len = (size_t)P->save_config(s->blob, sizeof(s->blob));
 	ck_assert_uint_eq(s->blob_len, CRYPT_BLOB_SIZE);
 	P->cleanup(1);
-	P->filter->thread_free(state);
+	P->thread_free(state);
 	ck_assert_int_eq(resume_all(&im, s), 0);
 	free(s);
 }
@@ -825,14 +825,14 @@ START_TEST(test_decode_never_overruns)
 	ck_assert_int_eq(P->load_config(s->blob, s->blob_len), 0);
 	ck_assert_int_eq(P->initialise(1), 0);
 	ck_assert_int_eq(P->start_stream(image_info(&im)), 0);
-	ck_assert_int_eq(P->filter->thread_init(&state), 0);
+	ck_assert_int_eq(P->thread_init(&state), 0);
 	memset(small, 0xee, sizeof(small));
-	ck_assert_int_eq(P->filter->decode(state, &ci, s->enc[0], s->enc_len[0],
+	ck_assert_int_eq(P->decode(state, &ci, s->enc[0], s->enc_len[0],
 					   small, CHUNK_BYTES / 2, &len),
 			 -EBADMSG);
 	for (size_t i = CHUNK_BYTES / 2; i < sizeof(small); i++)
 		ck_assert_uint_eq(small[i], 0xee);
-	P->filter->thread_free(state);
+	P->thread_free(state);
 	P->cleanup(1);
 	free(s);
 }
@@ -1040,16 +1040,16 @@ START_TEST(test_nonce_unique_through_plugin)
 	im.chunk_count = n;
 	ck_assert_int_eq(P->initialise(1), 0);
 	ck_assert_int_eq(P->start_stream(image_info(&im)), 0);
-	ck_assert_int_eq(P->filter->thread_init(&state), 0);
+	ck_assert_int_eq(P->thread_init(&state), 0);
 	for (size_t i = 0; i < n; i++) {
 		struct torpor_chunk_info ci = chunk_info(i, n);
 		size_t len;
 
-		ck_assert_int_eq(P->filter->encode(state, &ci, zero, 16, out,
+		ck_assert_int_eq(P->encode(state, &ci, zero, 16, out,
 						   sizeof(out), &len), 0);
 		memcpy(ct[i], out, 16);
 	}
-	P->filter->thread_free(state);
+	P->thread_free(state);
 	P->cleanup(1);
 	qsort(ct, n, 16, cmp16);
 	for (size_t i = 1; i < n; i++)

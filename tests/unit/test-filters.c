@@ -28,6 +28,9 @@
 
 #include <torpor/plugin.h>
 
+#include "config.h"
+#include "crc32c.h"
+
 #define PAGE 4096
 #define GUARD 64
 #define GUARD_BYTE 0xa5
@@ -106,6 +109,23 @@ test_secure_free(void *p, size_t size)
 	free(p);
 }
 
+/* The plugin being loaded, whose declared keys give defaults and types. */
+static const struct torpor_plugin *cfg_plugin;
+
+/* As the core's host: the value (or the declared default), typed. */
+static int
+test_config_number(const char *section, const char *key, int64_t *ret)
+{
+	const struct torpor_config_key *k;
+	const char *v = test_config_get(section, key);
+
+	for (k = cfg_plugin ? cfg_plugin->config_keys : NULL; k && k->name; k++)
+		if (strcmp(k->name, key) == 0)
+			return config_number_of(k, v ? v : k->default_value,
+						ret);
+	return -EINVAL;
+}
+
 static const struct torpor_host test_host = {
 	.struct_size = sizeof(struct torpor_host),
 	.abi_version = TORPOR_PLUGIN_ABI_VERSION,
@@ -113,6 +133,8 @@ static const struct torpor_host test_host = {
 	.config_get = test_config_get,
 	.secure_alloc = test_secure_alloc,
 	.secure_free = test_secure_free,
+	.crc32c = crc32c,
+	.config_number = test_config_number,
 };
 
 /* ---- loading a filter ------------------------------------------------- */
@@ -125,7 +147,7 @@ struct filter {
 	const char *name;
 	void *dl;
 	const struct torpor_plugin *p;
-	const struct torpor_filter_ops *ops;
+	const struct torpor_plugin *ops;
 	void *state;
 	bool initialised;
 };
@@ -176,13 +198,14 @@ filter_open_full(const char *name, struct filter *f, bool start)
 	ck_assert_str_eq(f->p->name, name);
 	ck_assert_int_eq(f->p->type, TORPOR_PLUGIN_FILTER);
 	ck_assert_ptr_nonnull(f->p->description);
-	ck_assert_ptr_null(f->p->writer);
-	f->ops = f->p->filter;
+	ck_assert_ptr_null(f->p->reserve);
+	f->ops = f->p;
 	ck_assert_ptr_nonnull(f->ops);
 	ck_assert_ptr_nonnull(f->ops->max_encoded_size);
 	ck_assert_ptr_nonnull(f->ops->encode);
 	ck_assert_ptr_nonnull(f->ops->decode);
 
+	cfg_plugin = f->p;
 	r = f->p->load ? f->p->load(&test_host) : 0;
 	if (r < 0 || !start)
 		return r;

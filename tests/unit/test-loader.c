@@ -18,6 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "crc32c.h"
+#include "host.h"
 #include "loader.h"
 #include "log.h"
 
@@ -51,12 +53,6 @@ host_secure_free(void *p, size_t size)
 	if (p)
 		explicit_bzero(p, size);
 	free(p);
-}
-
-static void
-host_progress(const char *plugin, const char *what, uint64_t done,
-	      uint64_t total)
-{
 }
 
 static int
@@ -95,6 +91,13 @@ host_swap_free_pages(void)
 	return -EOPNOTSUPP;
 }
 
+static int
+host_config_number(const char *section, const char *key, int64_t *ret)
+{
+	/* The core's own service, over this test's registry. */
+	return host_get()->config_number(section, key, ret);
+}
+
 static const struct torpor_host host = {
 	.struct_size = sizeof(struct torpor_host),
 	.abi_version = TORPOR_PLUGIN_ABI_VERSION,
@@ -102,13 +105,14 @@ static const struct torpor_host host = {
 	.config_get = host_config_get,
 	.secure_alloc = host_secure_alloc,
 	.secure_free = host_secure_free,
-	.progress = host_progress,
 	.ask_passphrase = host_ask_passphrase,
 	.snapshot_kind = host_snapshot_kind,
 	.swap_set_area = host_swap_set_area,
 	.swap_avail = host_swap_avail,
 	.swap_alloc_page = host_swap_alloc_page,
 	.swap_free_pages = host_swap_free_pages,
+	.crc32c = crc32c,
+	.config_number = host_config_number,
 };
 
 /* ---- helpers ---- */
@@ -138,6 +142,7 @@ setup(void)
 	int fd;
 
 	registry_init(&reg);
+	host_set_registry(&reg);
 	log_set_max_level(TORPOR_LOG_NOTICE);
 	strcpy(trace_path, "/tmp/torpor-loader-trace-XXXXXX");
 	fd = mkstemp(trace_path);
@@ -276,8 +281,8 @@ START_TEST(test_load_good_filter)
 	ck_assert_str_eq(e->ops.name, "good-filter");
 	ck_assert_int_eq(e->ops.type, TORPOR_PLUGIN_FILTER);
 	ck_assert_uint_eq(e->ops.abi_version, TORPOR_PLUGIN_ABI_VERSION);
-	ck_assert_ptr_nonnull(e->ops.filter);
-	ck_assert_ptr_nonnull(e->ops.filter->encode);
+	ck_assert_ptr_nonnull(e->ops.encode);
+	ck_assert_ptr_nonnull(e->ops.encode);
 	ck_assert_ptr_nonnull(e->dl);
 	snprintf(path, sizeof(path), "%s/good-filter.so", dir);
 	ck_assert_str_eq(e->path, path);
@@ -304,11 +309,11 @@ START_TEST(test_load_good_writer)
 	ck_assert_int_eq(loader_load(&reg, test_dir(), "good-writer", &host,
 				     TORPOR_LOG_ERR, &e), 0);
 	ck_assert_int_eq(e->ops.type, TORPOR_PLUGIN_WRITER);
-	ck_assert_ptr_nonnull(e->ops.writer);
-	ck_assert_ptr_nonnull(e->ops.writer->invalidate);
+	ck_assert_ptr_nonnull(e->ops.reserve);
+	ck_assert_ptr_nonnull(e->ops.invalidate);
 	ck_assert_ptr_eq(reg.writers_head, e);
 	ck_assert_ptr_null(reg.filters_head);
-	ck_assert_int_eq(e->ops.writer->find(), 0);
+	ck_assert_int_eq(e->ops.find(), 0);
 }
 END_TEST
 
@@ -347,6 +352,49 @@ START_TEST(test_call_order)
 }
 END_TEST
 
+START_TEST(test_old_writer_lacks_newer_methods)
+{
+	struct plugin_entry *e = NULL;
+
+	/* old-writer's struct ends after invalidate(): the methods after it
+	 * (rewrite_header, which would abort) read as absent. */
+	ck_assert_int_eq(loader_load(&reg, test_dir(), "old-writer", &host,
+				     TORPOR_LOG_ERR, &e), 0);
+	ck_assert_int_eq(e->ops.type, TORPOR_PLUGIN_WRITER);
+	ck_assert_ptr_nonnull(e->ops.invalidate);
+	ck_assert_ptr_null(e->ops.rewrite_header);
+	ck_assert_ptr_null(e->ops.refused);
+	ck_assert_ptr_null(e->ops.resume_args);
+}
+END_TEST
+
+START_TEST(test_config_keys_of_another_size)
+{
+	struct plugin_entry *e = NULL;
+	const struct torpor_config_key *k;
+	int64_t v = -1;
+
+	/* wide-keys lays its keys out with a larger stride than the core's
+	 * struct: the loader copies each into the core's layout. */
+	ck_assert_int_eq(loader_load(&reg, test_dir(), "wide-keys", &host,
+				     TORPOR_LOG_ERR, &e), 0);
+	k = e->ops.config_keys;
+	ck_assert_ptr_nonnull(k);
+	ck_assert_str_eq(k[0].name, "level");
+	ck_assert_int_eq(k[0].type, TORPOR_CONFIG_INT);
+	ck_assert_int_eq(k[0].max, 9);
+	ck_assert_str_eq(k[1].name, "mode");
+	ck_assert_str_eq(k[1].choices[1], "b");
+	ck_assert_ptr_null(k[2].name);
+	/* Typed values through the host: the declared defaults. */
+	ck_assert_int_eq(host.config_number("wide-keys", "level", &v), 0);
+	ck_assert_int_eq(v, 3);
+	ck_assert_int_eq(host.config_number("wide-keys", "mode", &v), 0);
+	ck_assert_int_eq(v, 1);
+	ck_assert_int_eq(host.config_number("wide-keys", "nope", &v), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_old_misc_struct_is_cut)
 {
 	struct plugin_entry *e = NULL;
@@ -358,7 +406,7 @@ START_TEST(test_old_misc_struct_is_cut)
 	ck_assert_int_eq(e->ops.type, TORPOR_PLUGIN_MISC);
 	ck_assert_ptr_null(e->ops.load);
 	ck_assert_ptr_null(e->ops.initialise);
-	ck_assert_ptr_null(e->ops.filter);
+	ck_assert_ptr_null(e->ops.encode);
 	ck_assert_str_eq(e->ops.name, "old-misc");
 	ck_assert_int_eq(registry_initialise(&reg, 1), 0);
 	registry_cleanup(&reg, 1);
@@ -374,8 +422,9 @@ struct refusal {
 };
 
 static const struct refusal refusals[] = {
-	{ "bad-abi", -EPROTO, "ABI version 2" },
-	{ "newer-writer", -EPROTO, "ABI version 2" },
+	{ "bad-abi", -EPROTO, "this core speaks" },
+	{ "newer-writer", -EPROTO, "this core speaks" },
+	{ "unversioned-filter", -EPROTO, "built for" },
 	{ "no-encode", -EINVAL, "encode" },
 	{ "no-invalidate", -EINVAL, "invalidate" },
 	{ "misnamed", -EINVAL, "other-name" },
@@ -635,7 +684,8 @@ names(char *buf, size_t size)
 /* Every broken file of the test directory. */
 static const char *const broken[] = {
 	"bad-abi", "bad-type", "load-fails", "misnamed", "newer-writer",
-	"no-encode", "no-entry", "no-invalidate", "small-filter", "upper-name",
+	"no-encode", "no-entry", "no-invalidate", "small-filter",
+	"unversioned-filter", "upper-name",
 };
 #define N_BROKEN (sizeof(broken) / sizeof(broken[0]))
 
@@ -651,7 +701,7 @@ START_TEST(test_load_all_unrequired_broken)
 	capture_end(log, sizeof(log));
 	/* The good ones load, in name order, whatever the others do. */
 	names(got, sizeof(got));
-	ck_assert_str_eq(got, "good-filter,good-writer,old-misc");
+	ck_assert_str_eq(got, "good-filter,good-writer,old-misc,old-writer,wide-keys");
 	/* Each broken one is reported once. */
 	for (i = 0; i < N_BROKEN; i++) {
 		snprintf(file, sizeof(file), "/%s.so", broken[i]);
@@ -668,7 +718,7 @@ START_TEST(test_load_all_unrequired_broken)
 			 0);
 	capture_end(log, sizeof(log));
 	ck_assert_str_eq(log, "");
-	ck_assert_uint_eq(reg.n_plugins, 3);
+	ck_assert_uint_eq(reg.n_plugins, 5);
 }
 END_TEST
 
@@ -687,7 +737,7 @@ START_TEST(test_load_all_required_broken)
 	/* Every file is tried; the first error (in name order) comes back. */
 	ck_assert_int_eq(r, -EPROTO);
 	names(got, sizeof(got));
-	ck_assert_str_eq(got, "good-filter,good-writer,old-misc");
+	ck_assert_str_eq(got, "good-filter,good-writer,old-misc,old-writer,wide-keys");
 	/* The two required ones are errors, the others stay warnings. */
 	ck_assert_uint_eq(count_lines_with(log, "/bad-abi.so"), 1);
 	ck_assert_uint_eq(count_lines_with(log, "/no-encode.so"), 1);
@@ -752,7 +802,7 @@ START_TEST(test_shipped_plugins_load)
 		      "a shipped plugin was refused: %s", log);
 	for (e = reg.plugins_head; e; e = e->next_plugin)
 		ck_assert_msg((e->ops.type == TORPOR_PLUGIN_FILTER) ==
-			      (e->ops.filter != NULL), "%s", e->ops.name);
+			      (e->ops.encode != NULL), "%s", e->ops.name);
 }
 END_TEST
 
@@ -802,7 +852,7 @@ START_TEST(test_unload_all)
 	log_set_max_level(TORPOR_LOG_ERR);
 	ck_assert_int_eq(loader_load_all(&reg, test_dir(), required, 1, &host),
 			 0);
-	ck_assert_uint_eq(reg.n_plugins, 3);
+	ck_assert_uint_eq(reg.n_plugins, 5);
 	ck_assert_int_eq(registry_get(&reg), 0);
 	loader_unload_all(&reg);
 	ck_assert_uint_eq(reg.n_plugins, 0);
@@ -838,6 +888,8 @@ loader_suite(void)
 	tcase_add_test(tc, test_load_good_writer);
 	tcase_add_test(tc, test_call_order);
 	tcase_add_test(tc, test_old_misc_struct_is_cut);
+	tcase_add_test(tc, test_old_writer_lacks_newer_methods);
+	tcase_add_test(tc, test_config_keys_of_another_size);
 	tcase_add_loop_test(tc, test_refused, 0,
 			    sizeof(refusals) / sizeof(refusals[0]));
 	tcase_add_test(tc, test_refused_bad_names);

@@ -13,6 +13,7 @@
 
 #include "chain.h"
 #include "cycle.h"
+#include "crc32c.h"
 #include "image-format.h"
 #include "log.h"
 #include "pool.h"
@@ -102,14 +103,6 @@ tx_cleanup(int finishing)
 	tx_info = NULL;
 }
 
-static const struct torpor_filter_ops tx_ops = {
-	.max_encoded_size = tx_bound,
-	.thread_init = tx_thread_init,
-	.thread_free = tx_thread_free,
-	.encode = tx_encode,
-	.decode = tx_decode,
-};
-
 static const struct torpor_plugin tx_plugin = {
 	.abi_version = TORPOR_PLUGIN_ABI_VERSION,
 	.struct_size = sizeof(struct torpor_plugin),
@@ -118,7 +111,11 @@ static const struct torpor_plugin tx_plugin = {
 	.type = TORPOR_PLUGIN_FILTER,
 	.start_stream = tx_start_stream,
 	.cleanup = tx_cleanup,
-	.filter = &tx_ops,
+	.max_encoded_size = tx_bound,
+	.thread_init = tx_thread_init,
+	.thread_free = tx_thread_free,
+	.encode = tx_encode,
+	.decode = tx_decode,
 };
 
 /* ---- the writer "memw": the image in memory ---- */
@@ -223,7 +220,12 @@ mw_refused(void)
 	mw.refusals++;
 }
 
-static const struct torpor_writer_ops mw_ops = {
+static const struct torpor_plugin mw_plugin = {
+	.abi_version = TORPOR_PLUGIN_ABI_VERSION,
+	.struct_size = sizeof(struct torpor_plugin),
+	.name = "memw",
+	.description = "test writer",
+	.type = TORPOR_PLUGIN_WRITER,
 	.reserve = mw_reserve,
 	.write = mw_write,
 	.commit = mw_commit,
@@ -233,15 +235,6 @@ static const struct torpor_writer_ops mw_ops = {
 	.read = mw_read,
 	.invalidate = mw_invalidate,
 	.refused = mw_refused,
-};
-
-static const struct torpor_plugin mw_plugin = {
-	.abi_version = TORPOR_PLUGIN_ABI_VERSION,
-	.struct_size = sizeof(struct torpor_plugin),
-	.name = "memw",
-	.description = "test writer",
-	.type = TORPOR_PLUGIN_WRITER,
-	.writer = &mw_ops,
 };
 
 /* ---- fixtures ---- */
@@ -554,7 +547,7 @@ END_TEST
 START_TEST(raw_reads_its_header_after_commit)
 {
 	const char *dir = getenv("TORPOR_BUILD_PLUGINDIR");
-	const struct torpor_writer_ops *w;
+	const struct torpor_plugin *w;
 	struct torpor_session s;
 	char image[] = "raw-image.XXXXXX";
 	uint8_t *data, header[300], back[sizeof(header)];
@@ -580,7 +573,7 @@ START_TEST(raw_reads_its_header_after_commit)
 	ck_assert_int_eq(session_open(&s, conf_path, dir, false), 0);
 	ck_assert_int_eq(session_arrange_writer_only(&s), 0);
 	ck_assert_int_eq(registry_initialise(&s.reg, 1), 0);
-	w = s.reg.active_writer->ops.writer;
+	w = &s.reg.active_writer->ops;
 
 	data = chain_alloc_buffer(8192);
 	ck_assert_ptr_nonnull(data);

@@ -109,11 +109,6 @@ host_secure_free(void *p, size_t size)
 	free(p);
 }
 
-static void
-host_progress(const char *plugin, const char *what, uint64_t done, uint64_t total)
-{
-}
-
 static int
 host_ask_passphrase(const char *prompt, char *buf, size_t size)
 {
@@ -172,7 +167,6 @@ static const struct torpor_host test_host = {
 	.config_get = host_config_get,
 	.secure_alloc = host_secure_alloc,
 	.secure_free = host_secure_free,
-	.progress = host_progress,
 	.ask_passphrase = host_ask_passphrase,
 	.snapshot_kind = host_snapshot_kind,
 	.swap_set_area = host_swap_set_area,
@@ -345,7 +339,7 @@ blkid_tag(const char *dev, const char *tag, char *buf, size_t size)
 
 static void *dl;
 static const struct torpor_plugin *plug;
-static const struct torpor_writer_ops *W;
+static const struct torpor_plugin *W;
 
 static void
 plugin_open(const char *name)
@@ -363,8 +357,8 @@ plugin_open(const char *name)
 	plug = entry();
 	ck_assert_str_eq(plug->name, name);
 	ck_assert_int_eq(plug->type, TORPOR_PLUGIN_WRITER);
-	W = plug->writer;
-	ck_assert_ptr_nonnull(W);
+	W = plug;
+	ck_assert_ptr_nonnull(W->reserve);
 	ck_assert_int_eq(plug->load(&test_host), 0);
 }
 

@@ -107,12 +107,6 @@ gf_copy(void *state, const struct torpor_chunk_info *info,
 	return 0;
 }
 
-static const struct torpor_filter_ops gf_filter = {
-	.max_encoded_size = gf_max_encoded_size,
-	.encode = gf_copy,
-	.decode = gf_copy,
-};
-
 static const struct torpor_plugin good_filter = {
 	.name = "good-filter",
 	.description = "test filter that records its calls",
@@ -124,7 +118,9 @@ static const struct torpor_plugin good_filter = {
 	.memory_needed = gf_memory_needed,
 	.storage_needed = gf_storage_needed,
 	.print_debug_info = gf_print_debug_info,
-	.filter = &gf_filter,
+	.max_encoded_size = gf_max_encoded_size,
+	.encode = gf_copy,
+	.decode = gf_copy,
 };
 
 TORPOR_PLUGIN_REGISTER(good_filter)

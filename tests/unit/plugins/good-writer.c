@@ -59,7 +59,11 @@ gw_print_debug_info(char *buf, size_t size)
 	return (int)strlen(buf);
 }
 
-static const struct torpor_writer_ops gw_writer = {
+static const struct torpor_plugin good_writer = {
+	.name = "good-writer",
+	.description = "test writer that stores nothing",
+	.type = TORPOR_PLUGIN_WRITER,
+	.print_debug_info = gw_print_debug_info,
 	.reserve = gw_reserve,
 	.write = gw_write,
 	.commit = gw_commit,
@@ -67,14 +71,6 @@ static const struct torpor_writer_ops gw_writer = {
 	.read_header = gw_read_header,
 	.read = gw_read,
 	.invalidate = gw_invalidate,
-};
-
-static const struct torpor_plugin good_writer = {
-	.name = "good-writer",
-	.description = "test writer that stores nothing",
-	.type = TORPOR_PLUGIN_WRITER,
-	.print_debug_info = gw_print_debug_info,
-	.writer = &gw_writer,
 };
 
 TORPOR_PLUGIN_REGISTER(good_writer)

@@ -10,10 +10,13 @@
  *   V_NO_INVALIDATE  a writer without invalidate()
  *   V_LOAD_RESULT    what load() returns
  *   V_NO_ENTRY       no entry point at all
+ *   V_NO_BUILT_FOR   no built_for version string
+ *   V_KEYS           config keys with a stride wider than the core's
  * The entry point is written out by hand because TORPOR_PLUGIN_REGISTER()
  * would set the version and size right.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <stddef.h>
 
 #include <torpor/plugin.h>
@@ -114,32 +117,64 @@ v_invalidate(void)
 	return 0;
 }
 
-static const struct torpor_filter_ops v_filter = {
-	.max_encoded_size = v_max_encoded_size,
-	.encode = V_ENCODE,
-	.decode = v_code,
+#define V_FILTER (V_TYPE == TORPOR_PLUGIN_FILTER)
+#define V_WRITER (V_TYPE == TORPOR_PLUGIN_WRITER)
+
+/* Stands for a method an older plugin would not have. */
+static int
+v_rewrite_header(const void *header, size_t len)
+{
+	abort();
+}
+
+#ifdef V_KEYS
+/* Config keys laid out with a stride larger than the core's struct, as a
+ * plugin built against a newer SDK would have them. */
+struct v_key {
+	struct torpor_config_key k;
+	uint64_t newer_field;
 };
 
-static const struct torpor_writer_ops v_writer = {
-	.reserve = v_reserve,
-	.write = v_write,
-	.commit = v_commit,
-	.find = v_find,
-	.read_header = v_read_header,
-	.read = v_read,
-	.invalidate = V_INVALIDATE,
+static const char *const v_choices[] = { "a", "b", NULL };
+
+static const struct v_key v_keys[] = {
+	{ { .name = "level", .type = TORPOR_CONFIG_INT, .min = 1, .max = 9,
+	    .default_value = "3", .help = "a number" }, 0xdeadbeef },
+	{ { .name = "mode", .type = TORPOR_CONFIG_ENUM, .choices = v_choices,
+	    .default_value = "b", .help = "a choice" }, 0xdeadbeef },
+	{ { .name = NULL }, 0 },
 };
+#endif
 
 static const struct torpor_plugin v_plugin = {
 	.abi_version = V_ABI,
 	.struct_size = V_SIZE,
+#ifdef V_KEYS
+	.config_key_size = sizeof(struct v_key),
+	.config_keys = &v_keys[0].k,
+#endif
+#ifndef V_NO_BUILT_FOR
+	.built_for = TORPOR_VERSION_STRING,
+#endif
 	.name = V_NAME,
 	.description = "broken test plugin",
 	.type = (enum torpor_plugin_type)V_TYPE,
 	.load = v_load,
 	.initialise = v_initialise,
-	.filter = V_TYPE == TORPOR_PLUGIN_FILTER ? &v_filter : NULL,
-	.writer = V_TYPE == TORPOR_PLUGIN_WRITER ? &v_writer : NULL,
+	/* Only the methods of its type: a filter's fields are NULL in a
+	 * writer and the other way round. */
+	.max_encoded_size = V_FILTER ? v_max_encoded_size : NULL,
+	.encode = V_FILTER ? V_ENCODE : NULL,
+	.decode = V_FILTER ? v_code : NULL,
+	.reserve = V_WRITER ? v_reserve : NULL,
+	.write = V_WRITER ? v_write : NULL,
+	.commit = V_WRITER ? v_commit : NULL,
+	.find = V_WRITER ? v_find : NULL,
+	.read_header = V_WRITER ? v_read_header : NULL,
+	.read = V_WRITER ? v_read : NULL,
+	.invalidate = V_WRITER ? V_INVALIDATE : NULL,
+	/* A writer method past an old writer's struct_size: never called. */
+	.rewrite_header = V_WRITER ? v_rewrite_header : NULL,
 };
 
 #ifdef V_NO_ENTRY

@@ -219,7 +219,6 @@ int bd_check_fs(int fd, char *why, size_t why_size);
 
 /* ---- small helpers --------------------------------------------------------- */
 
-uint32_t bd_crc32c(uint32_t crc, const void *buf, size_t len);
 void bd_put32(uint8_t *p, uint32_t v);
 void bd_put64(uint8_t *p, uint64_t v);
 uint32_t bd_get32(const uint8_t *p);

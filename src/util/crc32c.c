@@ -4,18 +4,18 @@
  * final XOR ~0, so that crc32c(0, "123456789", 9) == 0xE3069283 and calls
  * chain: crc32c(crc32c(0, a), b) == crc32c(0, a + b).
  *
- * This file is also linked into plugins (crc32c_lib), so it depends on
- * nothing else in the core.
+ * It is its own small library (torpor-util), linked by the core and the
+ * block-device library; plugins reach it through torpor_host.crc32c.
  *
  * Two implementations: the SSE4.2 crc32 instruction where the CPU has it
- * (chosen at load time), and slicing-by-8 tables everywhere else.  The
- * tests compile this file a second time (see test-image-format.c) to
- * compare both on the same input.
+ * (chosen at load time), and slicing-by-8 tables everywhere else.  Both
+ * are reachable on their own (crc32c.h) so that the tests compare them on
+ * the same input.
  */
 #include <stdint.h>
 #include <string.h>
 
-#include "image-format.h"
+#include "crc32c.h"
 
 #if defined(__x86_64__)
 #include <nmmintrin.h>
@@ -27,8 +27,8 @@
  * bytes, which lets the loop fold eight bytes with eight lookups. */
 static uint32_t crc32c_table[8][256];
 
-static uint32_t
-crc32c_sw(uint32_t crc, const uint8_t *p, size_t len)
+uint32_t
+crc32c_raw_table(uint32_t crc, const uint8_t *p, size_t len)
 {
 	/* Bytes until p is 8-aligned keep the word loads cheap everywhere. */
 	while (len && ((uintptr_t)p & 7)) {
@@ -84,8 +84,8 @@ crc32c_shift_lane(uint32_t crc)
 }
 
 __attribute__((target("sse4.2")))
-static uint32_t
-crc32c_hw(uint32_t crc, const uint8_t *p, size_t len)
+uint32_t
+crc32c_raw_sse42(uint32_t crc, const uint8_t *p, size_t len)
 {
 	uint64_t c0 = crc;
 
@@ -151,7 +151,7 @@ crc32c_init(void)
 
 			crc32c_table[k][n] = crc32c_table[0][c & 0xff] ^ c >> 8;
 		}
-	crc32c_impl = crc32c_sw;
+	crc32c_impl = crc32c_raw_table;
 
 #if defined(__x86_64__)
 	/* Shift tables.  Shifting is linear, so the 32 single-bit shifts
@@ -161,7 +161,7 @@ crc32c_init(void)
 		uint32_t bit[32];
 
 		for (k = 0; k < 32; k++)
-			bit[k] = crc32c_sw(1u << k, zeros, sizeof(zeros));
+			bit[k] = crc32c_raw_table(1u << k, zeros, sizeof(zeros));
 		for (k = 0; k < 4; k++)
 			for (n = 0; n < 256; n++) {
 				uint32_t v = 0, b;
@@ -174,7 +174,7 @@ crc32c_init(void)
 	}
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("sse4.2"))
-		crc32c_impl = crc32c_hw;
+		crc32c_impl = crc32c_raw_sse42;
 #endif
 }
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "blockdev.h"
+#include "crc32c.h"
 
 /* ---- small helpers --------------------------------------------------------- */
 
@@ -56,28 +57,6 @@ uint64_t
 bd_round_up(uint64_t v, uint64_t to)
 {
 	return (v + to - 1) / to * to;
-}
-
-uint32_t
-bd_crc32c(uint32_t crc, const void *buf, size_t len)
-{
-	static uint32_t table[256];
-	const uint8_t *p = buf;
-
-	/* A table-driven CRC is plenty for a few KiB of metadata. */
-	if (!table[1]) {
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t c = i;
-
-			for (int k = 0; k < 8; k++)
-				c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-			table[i] = c;
-		}
-	}
-	crc = ~crc;
-	while (len--)
-		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
 }
 
 static int
@@ -733,7 +712,7 @@ bd_map_save(const struct bd_map *m, uint64_t stream_len, uint8_t *buf,
 		bd_put64(buf + 24 + 16 * i, m->runs[i].phys);
 		bd_put64(buf + 32 + 16 * i, m->runs[i].len);
 	}
-	bd_put32(buf + 20, bd_crc32c(0, buf, need));
+	bd_put32(buf + 20, crc32c(0, buf, need));
 	return (int)need;
 }
 
@@ -757,7 +736,7 @@ bd_map_load(const uint8_t *buf, size_t len, struct bd_map *ret,
 		return -ENOMEM;
 	memcpy(copy, buf, len);
 	bd_put32(copy + 20, 0);
-	crc = bd_crc32c(0, copy, len);
+	crc = crc32c(0, copy, len);
 	free(copy);
 	if (crc != bd_get32(buf + 20))
 		return -EBADMSG;
@@ -801,7 +780,7 @@ bd_index_encode(const struct bd_index *ix, const char magic[8],
 		bd_put64(block + 128 + 16 * i, ix->header.runs[i].phys);
 		bd_put64(block + 136 + 16 * i, ix->header.runs[i].len);
 	}
-	bd_put32(block + 12, bd_crc32c(0, block, BD_BLOCK));
+	bd_put32(block + 12, crc32c(0, block, BD_BLOCK));
 }
 
 int
@@ -820,7 +799,7 @@ bd_index_decode(const uint8_t *block, const char magic[8],
 		return -ENOMEM;
 	memcpy(copy, block, BD_BLOCK);
 	bd_put32(copy + 12, 0);
-	crc = bd_crc32c(0, copy, BD_BLOCK);
+	crc = crc32c(0, copy, BD_BLOCK);
 	free(copy);
 	n = bd_get32(block + 24);
 	if (crc != bd_get32(block + 12) || bd_get32(block + 8) != 1 ||

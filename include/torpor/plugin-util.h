@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Small helpers shared by the filter plugins (lzo, zlib, lz4, checksum).
- * Everything is static inline: each plugin is its own shared module and
- * links nothing from the core.
+ * Helpers for plugin authors, installed beside plugin.h: everything here is
+ * static inline, so a plugin that uses it links nothing of torpor's.
  *
- * The compression filters share one chunk format: a tag byte followed by
- * the payload.  FILTER_TAG_STORED means the payload is the input as it
- * was (the codec did not make it smaller, so it is not worth the decode
- * time); FILTER_TAG_PACKED means the payload is the codec's output.
+ *  - little- and big-endian encoding of fixed-width integers: the one set
+ *    of byte-order helpers of torpor (the core's image format uses them
+ *    too), so that saved configurations read the same everywhere;
+ *  - the chunk format the compression filters share: a tag byte, then the
+ *    payload.  TORPOR_FILTER_TAG_STORED means the payload is the input as
+ *    it was (the codec did not make it smaller, so it is not worth the
+ *    decode time); TORPOR_FILTER_TAG_PACKED means it is the codec's output;
+ *  - counters and a bounded printf for print_debug_info().
  */
-#ifndef TORPOR_FILTER_UTIL_H
-#define TORPOR_FILTER_UTIL_H
+#ifndef TORPOR_PLUGIN_UTIL_H
+#define TORPOR_PLUGIN_UTIL_H
 
 #include <errno.h>
 #include <stdarg.h>
@@ -22,19 +25,81 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FILTER_TAG_STORED 0
-#define FILTER_TAG_PACKED 1
-#define FILTER_TAG_SIZE 1
+/* ---- byte order ------------------------------------------------------- */
+
+static inline void
+torpor_put_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void
+torpor_put_le32(uint8_t *p, uint32_t v)
+{
+	torpor_put_le16(p, (uint16_t)v);
+	torpor_put_le16(p + 2, (uint16_t)(v >> 16));
+}
+
+static inline void
+torpor_put_le64(uint8_t *p, uint64_t v)
+{
+	torpor_put_le32(p, (uint32_t)v);
+	torpor_put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+static inline uint16_t
+torpor_get_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
+}
+
+static inline uint32_t
+torpor_get_le32(const uint8_t *p)
+{
+	return (uint32_t)torpor_get_le16(p) |
+	       (uint32_t)torpor_get_le16(p + 2) << 16;
+}
+
+static inline uint64_t
+torpor_get_le64(const uint8_t *p)
+{
+	return (uint64_t)torpor_get_le32(p) |
+	       (uint64_t)torpor_get_le32(p + 4) << 32;
+}
+
+/* Big-endian, for the few formats that want it (counters in nonces). */
+static inline void
+torpor_put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static inline void
+torpor_put_be64(uint8_t *p, uint64_t v)
+{
+	torpor_put_be32(p, (uint32_t)(v >> 32));
+	torpor_put_be32(p + 4, (uint32_t)v);
+}
+
+/* ---- filters ----------------------------------------------------------- */
+
+#define TORPOR_FILTER_TAG_STORED 0
+#define TORPOR_FILTER_TAG_PACKED 1
+#define TORPOR_FILTER_TAG_SIZE 1
 
 /* Version byte that leads every saved configuration blob. */
-#define FILTER_CONFIG_VERSION 1
+#define TORPOR_FILTER_CONFIG_VERSION 1
 
 /*
  * Counters for print_debug_info.  encode / decode run on several threads
  * at once, so every field is atomic; relaxed ordering is enough because
  * nothing is derived from them but a status line.
  */
-struct filter_stats {
+struct torpor_filter_stats {
 	atomic_uint_fast64_t chunks;		/* encoded */
 	atomic_uint_fast64_t stored;		/* of which stored raw */
 	atomic_uint_fast64_t in_bytes;
@@ -45,7 +110,7 @@ struct filter_stats {
 /* A thread state that is nothing but one block of the codec's work memory
  * (free it with free()). */
 static inline int
-filter_workmem_init(void **ret_state, size_t size)
+torpor_filter_workmem_init(void **ret_state, size_t size)
 {
 	void *p = malloc(size);
 
@@ -56,7 +121,7 @@ filter_workmem_init(void **ret_state, size_t size)
 }
 
 static inline void
-filter_stats_reset(struct filter_stats *s)
+torpor_filter_stats_reset(struct torpor_filter_stats *s)
 {
 	atomic_store_explicit(&s->chunks, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->stored, 0, memory_order_relaxed);
@@ -66,7 +131,7 @@ filter_stats_reset(struct filter_stats *s)
 }
 
 static inline void
-filter_stats_encoded(struct filter_stats *s, size_t in_len, size_t out_len,
+torpor_filter_stats_encoded(struct torpor_filter_stats *s, size_t in_len, size_t out_len,
 		     bool stored)
 {
 	atomic_fetch_add_explicit(&s->chunks, 1, memory_order_relaxed);
@@ -77,7 +142,7 @@ filter_stats_encoded(struct filter_stats *s, size_t in_len, size_t out_len,
 }
 
 static inline void
-filter_stats_decoded(struct filter_stats *s)
+torpor_filter_stats_decoded(struct torpor_filter_stats *s)
 {
 	atomic_fetch_add_explicit(&s->decoded, 1, memory_order_relaxed);
 }
@@ -88,7 +153,7 @@ filter_stats_decoded(struct filter_stats *s)
  */
 __attribute__((format(printf, 3, 4)))
 static inline int
-filter_print(char *buf, size_t size, const char *fmt, ...)
+torpor_filter_print(char *buf, size_t size, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -110,7 +175,7 @@ filter_print(char *buf, size_t size, const char *fmt, ...)
  * compression filter.
  */
 static inline int
-filter_stats_print(const struct filter_stats *s, const char *name,
+torpor_filter_stats_print(const struct torpor_filter_stats *s, const char *name,
 		   const char *what, char *buf, size_t size)
 {
 	uint64_t chunks, stored, in, out, decoded;
@@ -123,7 +188,7 @@ filter_stats_print(const struct filter_stats *s, const char *name,
 	decoded = atomic_load_explicit(&s->decoded, memory_order_relaxed);
 	if (in)
 		pct = (unsigned)((out * 100 + in / 2) / in);
-	return filter_print(buf, size,
+	return torpor_filter_print(buf, size,
 			    "%s: %s, %llu chunks, %u%% of input, "
 			    "%llu stored raw, %llu decoded",
 			    name, what, (unsigned long long)chunks, pct,
@@ -133,41 +198,41 @@ filter_stats_print(const struct filter_stats *s, const char *name,
 
 /* Write in as a stored chunk: tag byte, then the bytes unchanged. */
 static inline int
-filter_store(const uint8_t *in, size_t in_len, uint8_t *out,
+torpor_filter_store(const uint8_t *in, size_t in_len, uint8_t *out,
 	     size_t out_size, size_t *ret_len)
 {
-	if (out_size < FILTER_TAG_SIZE || out_size - FILTER_TAG_SIZE < in_len)
+	if (out_size < TORPOR_FILTER_TAG_SIZE || out_size - TORPOR_FILTER_TAG_SIZE < in_len)
 		return -ENOBUFS;
-	out[0] = FILTER_TAG_STORED;
+	out[0] = TORPOR_FILTER_TAG_STORED;
 	if (in_len)
-		memcpy(out + FILTER_TAG_SIZE, in, in_len);
-	*ret_len = in_len + FILTER_TAG_SIZE;
+		memcpy(out + TORPOR_FILTER_TAG_SIZE, in, in_len);
+	*ret_len = in_len + TORPOR_FILTER_TAG_SIZE;
 	return 0;
 }
 
 /* Decode a stored chunk (tag already checked): -EBADMSG when it cannot be
  * what the encoder wrote for a buffer of out_size. */
 static inline int
-filter_unstore(const uint8_t *in, size_t in_len, uint8_t *out,
+torpor_filter_unstore(const uint8_t *in, size_t in_len, uint8_t *out,
 	       size_t out_size, size_t *ret_len)
 {
-	size_t n = in_len - FILTER_TAG_SIZE;
+	size_t n = in_len - TORPOR_FILTER_TAG_SIZE;
 
 	if (n > out_size)
 		return -EBADMSG;
 	if (n)
-		memcpy(out, in + FILTER_TAG_SIZE, n);
+		memcpy(out, in + TORPOR_FILTER_TAG_SIZE, n);
 	*ret_len = n;
 	return 0;
 }
 
 /* Check a saved configuration blob: len bytes, version byte first. */
 static inline int
-filter_config_check(const uint8_t *buf, size_t len, size_t expected_len)
+torpor_filter_config_check(const uint8_t *buf, size_t len, size_t expected_len)
 {
-	if (!buf || len != expected_len || buf[0] != FILTER_CONFIG_VERSION)
+	if (!buf || len != expected_len || buf[0] != TORPOR_FILTER_CONFIG_VERSION)
 		return -EBADMSG;
 	return 0;
 }
 
-#endif
+#endif /* TORPOR_PLUGIN_UTIL_H */
