@@ -296,73 +296,112 @@ entry_free(struct plugin_entry *e)
 	free(e);
 }
 
+/* The checks before anything of the file runs: a plain name, a regular
+ * file, owned as root needs it, not loaded already. */
+static int
+check_file(struct registry *r, const char *dir, const char *name,
+	   const char *path, int level)
+{
+	struct stat st;
+	int ret;
+
+	/* The name becomes a path: refuse anything but a plain name. */
+	if (!registry_name_valid(name))
+		return refuse(level, path, -EINVAL,
+			      "invalid plugin name (allowed: [a-z0-9-]{1,%d})",
+			      TORPOR_PLUGIN_NAME_MAX);
+	if (stat(path, &st) < 0)
+		return refuse(level, path, -errno, "%m");
+	if (!S_ISREG(st.st_mode))
+		return refuse(level, path, -EINVAL, "not a regular file");
+	if (geteuid() == 0) {
+		ret = check_ownership(dir, path, level);
+		if (ret < 0)
+			return ret;
+	}
+	if (registry_find(r, name))
+		return refuse(level, path, -EBUSY,
+			      "a plugin named '%s' is already loaded", name);
+	return 0;
+}
+
+/* dlopen path and call its entry point. */
+static int
+open_plugin(const char *path, int level, void **ret_dl,
+	    const struct torpor_plugin **ret_p)
+{
+	torpor_plugin_entry_fn entry;
+	const char *err;
+	void *dl;
+
+	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		err = dlerror();
+		return refuse(level, path, -ENOEXEC, "dlopen failed: %s",
+			      err ? err : "unknown error");
+	}
+	(void)dlerror();
+	*(void **)&entry = dlsym(dl, TORPOR_PLUGIN_ENTRY_NAME);
+	err = dlerror();
+	if (err || !entry) {
+		dlclose(dl);
+		return refuse(level, path, -ENOEXEC, "no entry point %s: %s",
+			      TORPOR_PLUGIN_ENTRY_NAME,
+			      err ? err : "symbol is NULL");
+	}
+	*ret_p = entry();
+	if (!*ret_p) {
+		dlclose(dl);
+		return refuse(level, path, -ENOEXEC,
+			      "entry point returned no plugin");
+	}
+	*ret_dl = dl;
+	return 0;
+}
+
+/* Register e, then load() it: registered first, so that load() can read
+ * its own section's typed values through the host (found by name). */
+static int
+register_and_load(struct registry *r, struct plugin_entry *e,
+		  const char *path, const struct torpor_host *host, int level)
+{
+	int ret;
+
+	ret = registry_register(r, e);
+	if (ret < 0)
+		return refuse(level, path, ret, "cannot register: %s",
+			      strerror(-ret));
+	if (e->ops.load) {
+		ret = e->ops.load(host);
+		if (ret < 0) {
+			registry_unregister(r, e);
+			return refuse(level, path, ret, "load() failed: %s",
+				      strerror(-ret));
+		}
+	}
+	return 0;
+}
+
 int
 loader_load(struct registry *r, const char *dir, const char *name,
 	    const struct torpor_host *host, int level,
 	    struct plugin_entry **ret)
 {
 	const struct torpor_plugin *p;
-	torpor_plugin_entry_fn entry;
 	struct plugin_entry *e = NULL;
-	struct stat st;
 	char *path = NULL;
-	const char *err;
 	void *dl = NULL;
 	int ret_r;
 
 	if (asprintf(&path, "%s/%s%s", dir, name ? name : "",
 		     PLUGIN_SUFFIX) < 0)
 		return log_error_errno(-ENOMEM, "out of memory");
-
-	/* The name becomes a path: refuse anything but a plain name. */
-	if (!registry_name_valid(name)) {
-		ret_r = refuse(level, path, -EINVAL,
-			       "invalid plugin name (allowed: [a-z0-9-]{1,%d})",
-			       TORPOR_PLUGIN_NAME_MAX);
+	ret_r = check_file(r, dir, name, path, level);
+	if (ret_r < 0)
 		goto fail;
-	}
-	if (stat(path, &st) < 0) {
-		ret_r = refuse(level, path, -errno, "%m");
+	ret_r = open_plugin(path, level, &dl, &p);
+	if (ret_r < 0)
 		goto fail;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		ret_r = refuse(level, path, -EINVAL, "not a regular file");
-		goto fail;
-	}
-	if (geteuid() == 0) {
-		ret_r = check_ownership(dir, path, level);
-		if (ret_r < 0)
-			goto fail;
-	}
-	if (registry_find(r, name)) {
-		ret_r = refuse(level, path, -EBUSY,
-			       "a plugin named '%s' is already loaded", name);
-		goto fail;
-	}
-
-	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!dl) {
-		err = dlerror();
-		ret_r = refuse(level, path, -ENOEXEC, "dlopen failed: %s",
-			       err ? err : "unknown error");
-		goto fail;
-	}
-	(void)dlerror();
-	*(void **)&entry = dlsym(dl, TORPOR_PLUGIN_ENTRY_NAME);
-	err = dlerror();
-	if (err || !entry) {
-		ret_r = refuse(level, path, -ENOEXEC,
-			       "no entry point %s: %s", TORPOR_PLUGIN_ENTRY_NAME,
-			       err ? err : "symbol is NULL");
-		goto fail;
-	}
-	p = entry();
-	if (!p) {
-		ret_r = refuse(level, path, -ENOEXEC,
-			       "entry point returned no plugin");
-		goto fail;
-	}
-
 	e = calloc(1, sizeof(*e));
 	if (!e) {
 		ret_r = refuse(level, path, -ENOMEM, "out of memory");
@@ -371,24 +410,9 @@ loader_load(struct registry *r, const char *dir, const char *name,
 	ret_r = check_plugin(p, name, path, level, e);
 	if (ret_r < 0)
 		goto fail;
-
-	/* Registered first, so that load() can read its own section's
-	 * typed values through the host (they are found by plugin name). */
-	ret_r = registry_register(r, e);
-	if (ret_r < 0) {
-		ret_r = refuse(level, path, ret_r, "cannot register: %s",
-			       strerror(-ret_r));
+	ret_r = register_and_load(r, e, path, host, level);
+	if (ret_r < 0)
 		goto fail;
-	}
-	if (e->ops.load) {
-		ret_r = e->ops.load(host);
-		if (ret_r < 0) {
-			registry_unregister(r, e);
-			ret_r = refuse(level, path, ret_r, "load() failed: %s",
-				       strerror(-ret_r));
-			goto fail;
-		}
-	}
 
 	e->dl = dl;
 	e->path = path;
