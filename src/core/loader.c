@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,65 +47,124 @@ refuse(int level, const char *path, int r, const char *fmt, ...)
 	return r;
 }
 
-/* Whether st is owned by root and writable by nobody else. */
+/* Whether st is owned by root and writable by nobody else.  A sticky
+ * directory (/tmp) may be writable by all: nobody but root can rename or
+ * remove what root owns in it. */
 static bool
 root_only(const struct stat *st)
 {
-	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+	if (st->st_uid != 0)
+		return false;
+	if (S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX))
+		return true;
+	return !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+static int
+refuse_unsafe(int level, const char *path, const char *what,
+	      const char *where, const struct stat *st)
+{
+	return refuse(level, path, -EPERM,
+		      "%s %s is not owned by root or is writable by others (mode %04o, uid %u)",
+		      what, where, (unsigned)(st->st_mode & 07777),
+		      (unsigned)st->st_uid);
 }
 
 /*
- * As root, a plugin runs with every privilege: refuse one that someone else
- * could have replaced.  The file is checked where it really is (after
- * symbolic links), as are the directory it was named in and the directory
- * that really holds it.
+ * Open the canonical path real (absolute, no symbolic link in it) one
+ * component at a time from "/", never following a link, and check every
+ * directory on the way and the file at its end as root_only().  Returns
+ * the descriptor of the last component (a directory when want_dir).  The
+ * descriptors, not the names, are what is used afterwards, so nothing can
+ * be swapped in between the check and the use.
  */
 static int
-check_ownership(const char *dir, const char *path, int level)
+open_checked(const char *real, bool want_dir, int level, const char *path)
 {
-	char *real, *slash;
+	char *copy = strdup(real), *part, *save = NULL;
+	int fd, next, r = 0;
 	struct stat st;
-	int r = 0;
 
-	if (stat(dir, &st) < 0)
-		return refuse(level, path, -errno, "cannot stat directory %s: %m",
-			      dir);
-	if (!root_only(&st))
-		return refuse(level, path, -EPERM,
-			      "directory %s is not owned by root or is writable by others (mode %04o, uid %u)",
-			      dir, (unsigned)(st.st_mode & 07777),
-			      (unsigned)st.st_uid);
-
-	real = realpath(path, NULL);
-	if (!real)
-		return refuse(level, path, -errno, "cannot resolve path: %m");
-	if (stat(real, &st) < 0) {
-		r = refuse(level, path, -errno, "cannot stat: %m");
+	if (!copy)
+		return refuse(level, path, -ENOMEM, "out of memory");
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !root_only(&st)) {
+		r = fd < 0 ? -errno : refuse_unsafe(level, path, "directory", "/", &st);
 		goto out;
 	}
-	if (!root_only(&st)) {
-		r = refuse(level, path, -EPERM,
-			   "file is not owned by root or is writable by others (mode %04o, uid %u)",
-			   (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
-		goto out;
-	}
-	slash = strrchr(real, '/');
-	if (slash && slash != real) {
-		*slash = '\0';
-		if (stat(real, &st) < 0) {
-			r = refuse(level, path, -errno,
-				   "cannot stat directory %s: %m", real);
+	for (part = strtok_r(copy, "/", &save); part;
+	     part = strtok_r(NULL, "/", &save)) {
+		bool last = !save || !*save;
+		int flags = O_CLOEXEC | O_NOFOLLOW |
+			    (last && !want_dir ? O_RDONLY : O_PATH | O_DIRECTORY);
+
+		next = openat(fd, part, flags);
+		if (next < 0) {
+			r = refuse(level, path, -errno, "cannot open %s: %m", real);
 			goto out;
 		}
-		if (!root_only(&st)) {
-			r = refuse(level, path, -EPERM,
-				   "directory %s is not owned by root or is writable by others (mode %04o, uid %u)",
-				   real, (unsigned)(st.st_mode & 07777),
-				   (unsigned)st.st_uid);
+		close(fd);
+		fd = next;
+		if (fstat(fd, &st) < 0 || !root_only(&st)) {
+			r = refuse_unsafe(level, path,
+					  last && !want_dir ? "file" : "directory",
+					  real, &st);
 			goto out;
 		}
 	}
 out:
+	free(copy);
+	if (r < 0 && fd >= 0)
+		close(fd);
+	return r < 0 ? r : fd;
+}
+
+/*
+ * Open the plugin file once and return its descriptor.  As root, a plugin
+ * runs with every privilege: the directory it was named in and the file
+ * (after symbolic links) must be owned by root and writable by nobody
+ * else, and so must every directory above them up to "/".  A relative
+ * plugin directory is refused as root.
+ */
+static int
+open_plugin_file(const char *dir, const char *path, int level)
+{
+	char *real_dir = NULL, *real = NULL;
+	struct stat st;
+	int fd, r;
+
+	if (geteuid() != 0) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return refuse(level, path, -errno, "%m");
+		goto regular;
+	}
+	if (dir[0] != '/')
+		return refuse(level, path, -EPERM,
+			      "the plugin directory %s is not an absolute path", dir);
+	real_dir = realpath(dir, NULL);
+	real = real_dir ? realpath(path, NULL) : NULL;
+	if (!real) {
+		r = refuse(level, path, -errno, "%m");
+		goto out;
+	}
+	r = open_checked(real_dir, true, level, path);
+	if (r < 0)
+		goto out;
+	close(r);
+	fd = open_checked(real, false, level, path);
+	free(real_dir);
+	free(real);
+	if (fd < 0)
+		return fd;
+regular:
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return refuse(level, path, -EINVAL, "not a regular file");
+	}
+	return fd;
+out:
+	free(real_dir);
 	free(real);
 	return r;
 }
@@ -291,50 +351,72 @@ entry_free(struct plugin_entry *e)
 		return;
 	if (e->dl)
 		dlclose(e->dl);
+	if (e->fd >= 0)
+		close(e->fd);
 	free(e->keys);
 	free(e->path);
 	free(e);
 }
 
-/* The checks before anything of the file runs: a plain name, a regular
- * file, owned as root needs it, not loaded already. */
+/* The checks before anything of the file runs: a plain name, not loaded
+ * already, and the file opened once as open_plugin_file() says. */
 static int
 check_file(struct registry *r, const char *dir, const char *name,
 	   const char *path, int level)
 {
-	struct stat st;
-	int ret;
-
 	/* The name becomes a path: refuse anything but a plain name. */
 	if (!registry_name_valid(name))
 		return refuse(level, path, -EINVAL,
 			      "invalid plugin name (allowed: [a-z0-9-]{1,%d})",
 			      TORPOR_PLUGIN_NAME_MAX);
-	if (stat(path, &st) < 0)
-		return refuse(level, path, -errno, "%m");
-	if (!S_ISREG(st.st_mode))
-		return refuse(level, path, -EINVAL, "not a regular file");
-	if (geteuid() == 0) {
-		ret = check_ownership(dir, path, level);
-		if (ret < 0)
-			return ret;
-	}
 	if (registry_find(r, name))
 		return refuse(level, path, -EBUSY,
 			      "a plugin named '%s' is already loaded", name);
-	return 0;
+	return open_plugin_file(dir, path, level);
 }
 
-/* dlopen path and call its entry point. */
+/*
+ * dlopen the file open on *fd through /proc/self/fd (never its name
+ * again).  The dynamic loader knows objects by the name they were opened
+ * under: when an object is still resident under this descriptor's name
+ * (one that was unloaded but could not be unmapped), the file is moved to
+ * another descriptor first, so that dlopen cannot hand back the other
+ * object.  The descriptor stays open while the plugin is loaded.
+ */
+static void *
+dlopen_fd(int *fd)
+{
+	char fd_path[64];
+	void *stale;
+	int next;
+
+	for (int tries = 0; tries < 16; tries++) {
+		snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", *fd);
+		stale = dlopen(fd_path, RTLD_NOW | RTLD_NOLOAD);
+		if (!stale)
+			return dlopen(fd_path, RTLD_NOW | RTLD_LOCAL);
+		dlclose(stale);
+		next = fcntl(*fd, F_DUPFD_CLOEXEC, *fd + 1);
+		if (next < 0)
+			return NULL;
+		close(*fd);
+		*fd = next;
+	}
+	return NULL;
+}
+
+/* dlopen the checked file through its descriptor and call its entry
+ * point. */
 static int
-open_plugin(const char *path, int level, void **ret_dl,
+open_plugin(int *fd, const char *path, int level, void **ret_dl,
 	    const struct torpor_plugin **ret_p)
 {
 	torpor_plugin_entry_fn entry;
 	const char *err;
 	void *dl;
 
-	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	(void)dlerror();
+	dl = dlopen_fd(fd);
 	if (!dl) {
 		err = dlerror();
 		return refuse(level, path, -ENOEXEC, "dlopen failed: %s",
@@ -344,10 +426,13 @@ open_plugin(const char *path, int level, void **ret_dl,
 	*(void **)&entry = dlsym(dl, TORPOR_PLUGIN_ENTRY_NAME);
 	err = dlerror();
 	if (err || !entry) {
+		/* err lives in the loader's buffer, until dlclose(). */
+		int r = refuse(level, path, -ENOEXEC, "no entry point %s: %s",
+			       TORPOR_PLUGIN_ENTRY_NAME,
+			       err ? err : "symbol is NULL");
+
 		dlclose(dl);
-		return refuse(level, path, -ENOEXEC, "no entry point %s: %s",
-			      TORPOR_PLUGIN_ENTRY_NAME,
-			      err ? err : "symbol is NULL");
+		return r;
 	}
 	*ret_p = entry();
 	if (!*ret_p) {
@@ -391,15 +476,17 @@ loader_load(struct registry *r, const char *dir, const char *name,
 	struct plugin_entry *e = NULL;
 	char *path = NULL;
 	void *dl = NULL;
-	int ret_r;
+	int ret_r, fd = -1;
 
 	if (asprintf(&path, "%s/%s%s", dir, name ? name : "",
 		     PLUGIN_SUFFIX) < 0)
 		return log_error_errno(-ENOMEM, "out of memory");
-	ret_r = check_file(r, dir, name, path, level);
-	if (ret_r < 0)
+	fd = check_file(r, dir, name, path, level);
+	if (fd < 0) {
+		ret_r = fd;
 		goto fail;
-	ret_r = open_plugin(path, level, &dl, &p);
+	}
+	ret_r = open_plugin(&fd, path, level, &dl, &p);
 	if (ret_r < 0)
 		goto fail;
 	e = calloc(1, sizeof(*e));
@@ -415,6 +502,7 @@ loader_load(struct registry *r, const char *dir, const char *name,
 		goto fail;
 
 	e->dl = dl;
+	e->fd = fd;
 	e->path = path;
 	log_debug("loaded plugin %s from %s", name, path);
 	if (ret)
@@ -427,6 +515,8 @@ fail:
 	free(e);
 	if (dl)
 		dlclose(dl);
+	if (fd >= 0)
+		close(fd);
 	free(path);
 	return ret_r;
 }

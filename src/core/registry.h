@@ -17,6 +17,7 @@
 struct plugin_entry {
 	struct torpor_plugin ops;	/* the plugin's struct, copied */
 	void *dl;			/* dlopen handle, NULL for built-ins */
+	int fd;				/* the file dl was opened from (loader only) */
 	char *path;			/* file it came from, NULL for built-ins */
 	struct torpor_config_key *keys;	/* ops.config_keys, copied by the loader */
 	bool disabled;			/* skipped by every list walk */

@@ -665,6 +665,56 @@ out:
 }
 END_TEST
 
+START_TEST(test_refused_unsafe_parent)
+{
+	char parent[] = "/tmp/torpor-loader-parent-XXXXXX";
+	char dir[2048], path[4096], from[4096], log[2048];
+	struct plugin_entry *e = NULL;
+	int r;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_refused_unsafe_parent: not root, skipped\n");
+		return;
+	}
+	/* A root-owned, safe plugin directory inside a directory a user
+	 * owns: the user could rename it away and put their own in place. */
+	ck_assert_ptr_nonnull(mkdtemp(parent));
+	snprintf(dir, sizeof(dir), "%s/plugins", parent);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/good-filter.so", dir);
+	snprintf(from, sizeof(from), "%s/good-filter.so", test_dir());
+	copy_file(from, path, 0644);
+	ck_assert_int_eq(chown(parent, 65534, 65534), 0);
+	capture_start();
+	r = loader_load(&reg, dir, "good-filter", &host, TORPOR_LOG_ERR, &e);
+	capture_end(log, sizeof(log));
+	ck_assert_int_eq(r, -EPERM);
+	ck_assert_msg(strstr(log, "directory") && strstr(log, "uid 65534"),
+		      "%s", log);
+	ck_assert_uint_eq(reg.n_plugins, 0);
+
+	/* The same tree owned by root loads. */
+	ck_assert_int_eq(chown(parent, 0, 0), 0);
+	ck_assert_int_eq(loader_load(&reg, dir, "good-filter", &host,
+				     TORPOR_LOG_ERR, &e), 0);
+	loader_unload_all(&reg);
+
+	/* A relative plugin directory is never loaded from as root. */
+	ck_assert_int_eq(chdir(parent), 0);
+	capture_start();
+	r = loader_load(&reg, "plugins", "good-filter", &host,
+			TORPOR_LOG_ERR, &e);
+	capture_end(log, sizeof(log));
+	ck_assert_int_eq(chdir("/"), 0);
+	ck_assert_int_eq(r, -EPERM);
+	ck_assert_msg(strstr(log, "not an absolute path"), "%s", log);
+
+	unlink(path);
+	rmdir(dir);
+	rmdir(parent);
+}
+END_TEST
+
 /* ---- load_all ---- */
 
 /* "a,b,c": the names of the registered plugins, in plugin-list order. */
@@ -896,6 +946,7 @@ loader_suite(void)
 	tcase_add_test(tc, test_refusal_level);
 	tcase_add_test(tc, test_refused_duplicate);
 	tcase_add_test(tc, test_refused_insecure);
+	tcase_add_test(tc, test_refused_unsafe_parent);
 	tcase_add_test(tc, test_load_all_unrequired_broken);
 	tcase_add_test(tc, test_load_all_required_broken);
 	tcase_add_test(tc, test_load_all_required_missing);
