@@ -155,7 +155,8 @@ main(int argc, char **argv)
 	}
 
 	sum = checksum(buf, nwords);
-	/* CLOCK_BOOTTIME jumps by the time spent powered off (KERNEL-FACTS):
+	/* CLOCK_BOOTTIME jumps by the time spent powered off (the kernel adds
+	 * the sleep time on resume from hibernation):
 	 * a large jump is one more sign that the machine really was off. */
 	printf("MARKER-AFTER pid=%ld token=%s sum=%016" PRIx64
 	       " mib=%zu boottime_jump=%.1f\n",
