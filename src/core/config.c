@@ -696,15 +696,18 @@ show_string(const struct torpor_config *c, const struct core_key *k,
 	return *(char *const *)field_of(c, k);
 }
 
-/* An INT key with bounds that fit in unsigned (checked already). */
+/* An INT key whose bounds fit in unsigned (checked already). */
 static int
 set_unsigned(struct torpor_config *c, const struct core_key *k,
 	     const char *value, char *reason, size_t reason_size)
 {
-	int64_t v;
+	uint64_t v;
 
-	if (parse_i64(value, &v) < 0)
+	/* Digits only: the core's numbers take no sign, not even "-0". */
+	if (parse_u64(value, &v) < 0) {
+		snprintf(reason, reason_size, "'%s' is not a number", value);
 		return -EINVAL;
+	}
 	*(unsigned *)field_of(c, k) = (unsigned)v;
 	return 0;
 }

@@ -1278,6 +1278,16 @@ START_TEST(test_unknown_key_lists_all)
 }
 END_TEST
 
+/* The core's numbers are digits only, as torpor.conf(5) says. */
+START_TEST(test_core_numbers_unsigned)
+{
+	expect_load_error("[torpor]\nthreads = -0\n", 2,
+			  "[torpor] key 'threads'");
+	expect_load_error("[torpor]\nchunk_pages = +8\n", 2,
+			  "[torpor] key 'chunk_pages'");
+}
+END_TEST
+
 START_TEST(test_parse_prefix)
 {
 	const char *end;
@@ -1353,6 +1363,7 @@ config_suite(void)
 	tcase_add_test(errors, test_snapshot_agrees_with_source);
 	tcase_add_test(errors, test_image_size);
 	tcase_add_test(errors, test_unknown_key_lists_all);
+	tcase_add_test(errors, test_core_numbers_unsigned);
 	tcase_add_test(errors, test_bad_filter_name);
 	tcase_add_test(errors, test_duplicate_filter);
 	tcase_add_test(errors, test_bad_writer_name);
