@@ -246,16 +246,17 @@ has_bounds(const struct torpor_config_key *k)
 	return k->min != 0 || k->max != 0;
 }
 
+/*
+ * Why a number was refused: it did not parse (r), or it lies outside
+ * k's bounds.  what names the kind of number, unit follows the range.
+ */
 static int
-check_int(const struct torpor_config_key *k, const char *value, char *reason,
-	  size_t reason_size)
+number_refused(const struct torpor_config_key *k, const char *value, int r,
+	       const char *what, const char *unit, char *reason,
+	       size_t reason_size)
 {
-	int64_t v;
-	int r;
-
-	r = parse_i64(value, &v);
 	if (r == -EINVAL) {
-		snprintf(reason, reason_size, "'%s' is not an integer", value);
+		snprintf(reason, reason_size, "'%s' is not %s", value, what);
 		return r;
 	}
 	if (r < 0 && !has_bounds(k)) {
@@ -263,43 +264,41 @@ check_int(const struct torpor_config_key *k, const char *value, char *reason,
 			 value);
 		return r;
 	}
-	if (r < 0 || (has_bounds(k) && (v < k->min || v > k->max))) {
-		snprintf(reason, reason_size,
-			 "%s is out of range %" PRId64 "..%" PRId64, value,
-			 k->min, k->max);
-		return -ERANGE;
-	}
-	return 0;
+	snprintf(reason, reason_size,
+		 "%s is out of range %" PRId64 "..%" PRId64 "%s", value,
+		 k->min, k->max, unit);
+	return -ERANGE;
+}
+
+static int
+check_int(const struct torpor_config_key *k, const char *value, char *reason,
+	  size_t reason_size)
+{
+	int64_t v = 0;
+	int r;
+
+	r = parse_i64(value, &v);
+	if (r == 0 && (!has_bounds(k) || (v >= k->min && v <= k->max)))
+		return 0;
+	return number_refused(k, value, r, "an integer", "", reason,
+			      reason_size);
 }
 
 static int
 check_size(const struct torpor_config_key *k, const char *value, char *reason,
 	   size_t reason_size)
 {
-	uint64_t size;
+	uint64_t size = 0;
 	int r;
 
 	r = config_parse_size(value, &size);
-	if (r == -EINVAL) {
-		snprintf(reason, reason_size,
-			 "'%s' is not a size (bytes, with an optional K, M, G "
-			 "or T suffix)", value);
-		return r;
-	}
-	if (r < 0 && !has_bounds(k)) {
-		snprintf(reason, reason_size, "%s does not fit in 64 bits",
-			 value);
-		return r;
-	}
-	if (r < 0 || (has_bounds(k) &&
-		      ((k->min > 0 && size < (uint64_t)k->min) ||
-		       k->max < 0 || size > (uint64_t)k->max))) {
-		snprintf(reason, reason_size,
-			 "%s is out of range %" PRId64 "..%" PRId64 " bytes",
-			 value, k->min, k->max);
-		return -ERANGE;
-	}
-	return 0;
+	if (r == 0 && (!has_bounds(k) ||
+		       ((k->min <= 0 || size >= (uint64_t)k->min) &&
+			k->max >= 0 && size <= (uint64_t)k->max)))
+		return 0;
+	return number_refused(k, value, r,
+			      "a size (bytes, with an optional K, M, G or T "
+			      "suffix)", " bytes", reason, reason_size);
 }
 
 static int
