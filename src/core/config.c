@@ -508,6 +508,18 @@ fail(struct parse_state *st, const char *section, const char *key,
 	va_end(ap);
 }
 
+/* s[0..len) as a plugin name; on failure a reason that quotes it. */
+static int
+check_plugin_name(const char *s, size_t len, char *reason, size_t reason_size)
+{
+	if (plugin_name_valid(s, len))
+		return 0;
+	snprintf(reason, reason_size,
+		 "'%.*s' is not a plugin name ([a-z0-9-], 1 to %d characters)",
+		 len > 64 ? 64 : (int)len, s, TORPOR_PLUGIN_NAME_MAX);
+	return -EINVAL;
+}
+
 /*
  * Split a filters value: names separated by commas and/or blanks.  Each
  * must be a valid plugin name, and none may appear twice.
@@ -533,14 +545,8 @@ parse_filters(const char *value, char ***ret, size_t *ret_n, char *reason,
 		while (*p && *p != ',' && !is_blank(*p))
 			p++;
 		len = (size_t)(p - start);
-		if (!plugin_name_valid(start, len)) {
-			snprintf(reason, reason_size,
-				 "'%.*s' is not a plugin name "
-				 "([a-z0-9-], 1 to %d characters)",
-				 len > 64 ? 64 : (int)len, start,
-				 TORPOR_PLUGIN_NAME_MAX);
+		if (check_plugin_name(start, len, reason, reason_size) < 0)
 			goto invalid;
-		}
 		for (i = 0; i < n; i++)
 			if (strlen(list[i]) == len &&
 			    memcmp(list[i], start, len) == 0) {
@@ -642,11 +648,13 @@ static int
 set_plugin_name(struct torpor_config *c, const struct core_key *k,
 		const char *value, char *reason, size_t reason_size)
 {
-	if (value && !plugin_name_valid(value, strlen(value))) {
-		snprintf(reason, reason_size,
-			 "'%s' is not a plugin name ([a-z0-9-], 1 to %d "
-			 "characters)", value, TORPOR_PLUGIN_NAME_MAX);
-		return -EINVAL;
+	int r;
+
+	if (value) {
+		r = check_plugin_name(value, strlen(value), reason,
+				      reason_size);
+		if (r < 0)
+			return r;
 	}
 	return replace_string(field_of(c, k), value);
 }
