@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,15 +20,10 @@
 #include <ini.h>
 
 #include "config.h"
+#include "image-format.h"
 #include "log.h"
-
-#define CORE_SECTION		"torpor"
-#define DEFAULT_SNAPSHOT	"/dev/snapshot"
-#define DEFAULT_CHUNK_PAGES	32
-#define MAX_THREADS		256
-#define MAX_CHUNK_PAGES		1024
-/* The sim source hands out pages of this size. */
-#define SIM_PAGE_SIZE		4096
+#include "names.h"
+#include "snapshot.h"
 
 #define REASON_MAX		256
 
@@ -62,29 +58,17 @@ is_blank(char ch)
 	       ch == '\v' || ch == '\f';
 }
 
-/* [a-z0-9-]{1,31}, the rule of include/torpor/plugin.h. */
-static bool
-plugin_name_valid(const char *s, size_t len)
-{
-	size_t i;
-
-	if (len == 0 || len > TORPOR_PLUGIN_NAME_MAX)
-		return false;
-	for (i = 0; i < len; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || is_digit(s[i]) ||
-		      s[i] == '-'))
-			return false;
-	return true;
-}
-
-/* Decimal digits only: no sign, no blanks, no base prefix. */
-static int
-parse_u64(const char *s, uint64_t *ret)
+/*
+ * Every digit is read even past an overflow, so that *ret_end always
+ * lands after the number and callers can name junk before overflow.
+ */
+int
+config_parse_u64_prefix(const char *s, const char **ret_end, uint64_t *ret)
 {
 	uint64_t v = 0;
 	bool overflow = false;
 
-	if (!is_digit(*s))
+	if (!s || !is_digit(*s))
 		return -EINVAL;
 	for (; is_digit(*s); s++) {
 		unsigned d = (unsigned)(*s - '0');
@@ -94,12 +78,59 @@ parse_u64(const char *s, uint64_t *ret)
 		else
 			v = v * 10 + d;
 	}
-	if (*s)
-		return -EINVAL;
+	*ret_end = s;
 	if (overflow)
 		return -ERANGE;
 	*ret = v;
 	return 0;
+}
+
+/* The shift of a size suffix, 0 for none. */
+static unsigned
+size_shift(char ch, bool lower_case)
+{
+	static const char suffixes[] = "KMGT";
+	const char *hit;
+
+	if (lower_case && ch >= 'a' && ch <= 'z')
+		ch = (char)(ch - 'a' + 'A');
+	hit = ch ? strchr(suffixes, ch) : NULL;
+	return hit ? 10 * (unsigned)(hit - suffixes + 1) : 0;
+}
+
+int
+config_parse_size_prefix(const char *s, bool lower_case, const char **ret_end,
+			 uint64_t *ret)
+{
+	const char *end;
+	unsigned shift;
+	uint64_t v = 0;
+	int r;
+
+	r = config_parse_u64_prefix(s, &end, &v);
+	if (r == -EINVAL)
+		return r;
+	shift = size_shift(*end, lower_case);
+	if (shift)
+		end++;
+	*ret_end = end;
+	if (r < 0 || v > UINT64_MAX >> shift)
+		return -ERANGE;
+	*ret = v << shift;
+	return 0;
+}
+
+/* Decimal digits only: no sign, no blanks, no base prefix. */
+static int
+parse_u64(const char *s, uint64_t *ret)
+{
+	const char *end;
+	int r;
+
+	r = config_parse_u64_prefix(s, &end, ret);
+	if (r == -EINVAL || *end)
+		return -EINVAL;
+	return r;
 }
 
 static int
@@ -131,44 +162,16 @@ parse_i64(const char *s, int64_t *ret)
 int
 config_parse_size(const char *s, uint64_t *ret)
 {
-	uint64_t v = 0, mult = 1;
-	bool overflow = false;
+	const char *end;
+	uint64_t v;
+	int r;
 
-	if (!s || !is_digit(*s))
+	r = config_parse_size_prefix(s, false, &end, &v);
+	if (r == -EINVAL || *end)
 		return -EINVAL;
-	for (; is_digit(*s); s++) {
-		unsigned d = (unsigned)(*s - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			overflow = true;
-		else
-			v = v * 10 + d;
-	}
-	switch (*s) {
-	case 'K':
-		mult = UINT64_C(1) << 10;
-		s++;
-		break;
-	case 'M':
-		mult = UINT64_C(1) << 20;
-		s++;
-		break;
-	case 'G':
-		mult = UINT64_C(1) << 30;
-		s++;
-		break;
-	case 'T':
-		mult = UINT64_C(1) << 40;
-		s++;
-		break;
-	default:
-		break;
-	}
-	if (*s)
-		return -EINVAL;
-	if (overflow || v > UINT64_MAX / mult)
-		return -ERANGE;
-	*ret = v * mult;
+	if (r < 0)
+		return r;
+	*ret = v;
 	return 0;
 }
 
@@ -202,21 +205,35 @@ type_name(enum torpor_config_type t)
 	return "unknown";
 }
 
-/* Append "a, b, c" of the NULL-terminated list into buf (bounded). */
+/*
+ * Append name to the list in buf, after sep unless it is the first
+ * (bounded; *used is the list's length, 0 for an empty buf).
+ */
+static void
+append_name(char *buf, size_t size, size_t *used, const char *sep,
+	    const char *name)
+{
+	int n;
+
+	if (*used == 0 && size > 0)
+		buf[0] = '\0';
+	if (*used >= size)
+		return;
+	n = snprintf(buf + *used, size - *used, "%s%s", *used ? sep : "",
+		     name);
+	if (n > 0)
+		*used += (size_t)n;
+}
+
+/* "a, b, c" of the NULL-terminated list into buf (bounded). */
 static void
 join_names(char *buf, size_t size, const char *const *names)
 {
 	size_t used = 0, i;
 
 	buf[0] = '\0';
-	for (i = 0; names && names[i] && used < size; i++) {
-		int n = snprintf(buf + used, size - used, "%s%s",
-				 i ? ", " : "", names[i]);
-
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
+	for (i = 0; names && names[i]; i++)
+		append_name(buf, size, &used, ", ", names[i]);
 }
 
 /*
@@ -229,16 +246,127 @@ has_bounds(const struct torpor_config_key *k)
 	return k->min != 0 || k->max != 0;
 }
 
+/*
+ * Why a number was refused: it did not parse (r), or it lies outside
+ * k's bounds.  what names the kind of number, unit follows the range.
+ */
+static int
+number_refused(const struct torpor_config_key *k, const char *value, int r,
+	       const char *what, const char *unit, char *reason,
+	       size_t reason_size)
+{
+	if (r == -EINVAL) {
+		snprintf(reason, reason_size, "'%s' is not %s", value, what);
+		return r;
+	}
+	if (r < 0 && !has_bounds(k)) {
+		snprintf(reason, reason_size, "%s does not fit in 64 bits",
+			 value);
+		return r;
+	}
+	snprintf(reason, reason_size,
+		 "%s is out of range %" PRId64 "..%" PRId64 "%s", value,
+		 k->min, k->max, unit);
+	return -ERANGE;
+}
+
+static int
+check_int(const struct torpor_config_key *k, const char *value, char *reason,
+	  size_t reason_size)
+{
+	int64_t v = 0;
+	int r;
+
+	r = parse_i64(value, &v);
+	if (r == 0 && (!has_bounds(k) || (v >= k->min && v <= k->max)))
+		return 0;
+	return number_refused(k, value, r, "an integer", "", reason,
+			      reason_size);
+}
+
+static int
+check_size(const struct torpor_config_key *k, const char *value, char *reason,
+	   size_t reason_size)
+{
+	uint64_t size = 0;
+	int r;
+
+	r = config_parse_size(value, &size);
+	if (r == 0 && (!has_bounds(k) ||
+		       ((k->min <= 0 || size >= (uint64_t)k->min) &&
+			k->max >= 0 && size <= (uint64_t)k->max)))
+		return 0;
+	return number_refused(k, value, r,
+			      "a size (bytes, with an optional K, M, G or T "
+			      "suffix)", " bytes", reason, reason_size);
+}
+
+static int
+check_bool(const char *value, char *reason, size_t reason_size)
+{
+	static const char *const bools[] = {
+		"yes", "no", "true", "false", "1", "0", "on", "off", NULL,
+	};
+	size_t i;
+
+	for (i = 0; bools[i]; i++)
+		if (strcmp(value, bools[i]) == 0)
+			return 0;
+	snprintf(reason, reason_size,
+		 "'%s' is not a boolean (yes, no, true, false, 1, 0, on, off)",
+		 value);
+	return -EINVAL;
+}
+
+/* Index of value in the NULL-terminated list, or -1. */
+static int
+choice_index(const char *const *choices, const char *value)
+{
+	int i;
+
+	for (i = 0; choices && choices[i]; i++)
+		if (strcmp(value, choices[i]) == 0)
+			return i;
+	return -1;
+}
+
+static int
+check_enum(const struct torpor_config_key *k, const char *value,
+	   char *reason, size_t reason_size)
+{
+	char choices[160];
+
+	if (choice_index(k->choices, value) >= 0)
+		return 0;
+	join_names(choices, sizeof(choices), k->choices);
+	snprintf(reason, reason_size, "'%s' is not one of: %s", value, choices);
+	return -EINVAL;
+}
+
+static int
+check_path(const char *value, char *reason, size_t reason_size)
+{
+	size_t i;
+
+	if (is_absolute_path(value))
+		return 0;
+	for (i = 0; path_prefixes[i]; i++) {
+		size_t n = strlen(path_prefixes[i]);
+
+		if (strncmp(value, path_prefixes[i], n) == 0 &&
+		    value[n] != '\0')
+			return 0;
+	}
+	snprintf(reason, reason_size,
+		 "'%s' is not an absolute path (nor UUID=, LABEL=, PARTUUID=, "
+		 "PARTLABEL=)", value);
+	return -EINVAL;
+}
+
 int
 config_check_value(const struct torpor_config_key *k, const char *value,
 		   char *reason, size_t reason_size)
 {
-	char choices[160];
-	uint64_t size;
-	int64_t v;
-	size_t i;
-	int r;
-
 	if (!k || !value) {
 		snprintf(reason, reason_size, "no value");
 		return -EINVAL;
@@ -247,104 +375,19 @@ config_check_value(const struct torpor_config_key *k, const char *value,
 	case TORPOR_CONFIG_STRING:
 		return 0;
 	case TORPOR_CONFIG_INT:
-		r = parse_i64(value, &v);
-		if (r == -EINVAL) {
-			snprintf(reason, reason_size,
-				 "'%s' is not an integer", value);
-			return r;
-		}
-		if (r < 0 && !has_bounds(k)) {
-			snprintf(reason, reason_size,
-				 "%s does not fit in 64 bits", value);
-			return r;
-		}
-		if (r < 0 || (has_bounds(k) && (v < k->min || v > k->max))) {
-			snprintf(reason, reason_size,
-				 "%s is out of range %" PRId64 "..%" PRId64,
-				 value, k->min, k->max);
-			return -ERANGE;
-		}
-		return 0;
+		return check_int(k, value, reason, reason_size);
 	case TORPOR_CONFIG_SIZE:
-		r = config_parse_size(value, &size);
-		if (r == -EINVAL) {
-			snprintf(reason, reason_size,
-				 "'%s' is not a size (bytes, with an optional "
-				 "K, M, G or T suffix)", value);
-			return r;
-		}
-		if (r < 0 && !has_bounds(k)) {
-			snprintf(reason, reason_size,
-				 "%s does not fit in 64 bits", value);
-			return r;
-		}
-		if (r < 0 || (has_bounds(k) &&
-			      ((k->min > 0 && size < (uint64_t)k->min) ||
-			       k->max < 0 || size > (uint64_t)k->max))) {
-			snprintf(reason, reason_size,
-				 "%s is out of range %" PRId64 "..%" PRId64
-				 " bytes", value, k->min, k->max);
-			return -ERANGE;
-		}
-		return 0;
-	case TORPOR_CONFIG_BOOL: {
-		static const char *const bools[] = {
-			"yes", "no", "true", "false", "1", "0", "on", "off",
-			NULL,
-		};
-
-		for (i = 0; bools[i]; i++)
-			if (strcmp(value, bools[i]) == 0)
-				return 0;
-		snprintf(reason, reason_size,
-			 "'%s' is not a boolean (yes, no, true, false, 1, 0, "
-			 "on, off)", value);
-		return -EINVAL;
-	}
+		return check_size(k, value, reason, reason_size);
+	case TORPOR_CONFIG_BOOL:
+		return check_bool(value, reason, reason_size);
 	case TORPOR_CONFIG_ENUM:
-		for (i = 0; k->choices && k->choices[i]; i++)
-			if (strcmp(value, k->choices[i]) == 0)
-				return 0;
-		join_names(choices, sizeof(choices), k->choices);
-		snprintf(reason, reason_size, "'%s' is not one of: %s", value,
-			 choices);
-		return -EINVAL;
+		return check_enum(k, value, reason, reason_size);
 	case TORPOR_CONFIG_PATH:
-		if (is_absolute_path(value))
-			return 0;
-		for (i = 0; path_prefixes[i]; i++) {
-			size_t n = strlen(path_prefixes[i]);
-
-			if (strncmp(value, path_prefixes[i], n) == 0 &&
-			    value[n] != '\0')
-				return 0;
-		}
-		snprintf(reason, reason_size,
-			 "'%s' is not an absolute path (nor UUID=, LABEL=, "
-			 "PARTUUID=, PARTLABEL=)", value);
-		return -EINVAL;
+		return check_path(value, reason, reason_size);
 	}
 	snprintf(reason, reason_size, "the plugin declares an unknown type %d",
 		 (int)k->type);
 	return -EINVAL;
-}
-
-struct torpor_config *
-config_new_default(void)
-{
-	struct torpor_config *c = calloc(1, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	c->snapshot = strdup(DEFAULT_SNAPSHOT);
-	if (!c->snapshot) {
-		free(c);
-		return NULL;
-	}
-	c->threads = 0;
-	c->after = CONFIG_AFTER_POWEROFF;
-	c->chunk_pages = DEFAULT_CHUNK_PAGES;
-	return c;
 }
 
 static void
@@ -465,6 +508,18 @@ fail(struct parse_state *st, const char *section, const char *key,
 	va_end(ap);
 }
 
+/* s[0..len) as a plugin name; on failure a reason that quotes it. */
+static int
+check_plugin_name(const char *s, size_t len, char *reason, size_t reason_size)
+{
+	if (plugin_name_valid(s, len))
+		return 0;
+	snprintf(reason, reason_size,
+		 "'%.*s' is not a plugin name ([a-z0-9-], 1 to %d characters)",
+		 len > 64 ? 64 : (int)len, s, TORPOR_PLUGIN_NAME_MAX);
+	return -EINVAL;
+}
+
 /*
  * Split a filters value: names separated by commas and/or blanks.  Each
  * must be a valid plugin name, and none may appear twice.
@@ -490,14 +545,8 @@ parse_filters(const char *value, char ***ret, size_t *ret_n, char *reason,
 		while (*p && *p != ',' && !is_blank(*p))
 			p++;
 		len = (size_t)(p - start);
-		if (!plugin_name_valid(start, len)) {
-			snprintf(reason, reason_size,
-				 "'%.*s' is not a plugin name "
-				 "([a-z0-9-], 1 to %d characters)",
-				 len > 64 ? 64 : (int)len, start,
-				 TORPOR_PLUGIN_NAME_MAX);
+		if (check_plugin_name(start, len, reason, reason_size) < 0)
 			goto invalid;
-		}
 		for (i = 0; i < n; i++)
 			if (strlen(list[i]) == len &&
 			    memcmp(list[i], start, len) == 0) {
@@ -526,87 +575,292 @@ nomem:
 	return -ENOMEM;
 }
 
-static int
-parse_bounded(const char *value, unsigned min, unsigned max, unsigned *ret,
-	      char *reason, size_t reason_size)
+/* ------------------------------------------------------------------ */
+/* The [torpor] keys: one table, below, drives defaults, parsing,      */
+/* checking, messages and the dump.                                    */
+
+struct core_key {
+	/* Name, type, bounds, choices, default and help.  A value is first
+	 * checked by config_check_value(), as a plugin's would be. */
+	struct torpor_config_key decl;
+	/* An empty value means "not set": set() gets NULL. */
+	bool optional;
+	/* Where set() and show() find the field in struct torpor_config. */
+	size_t offset;
+	/* Store a value config_check_value() accepted, after the checks
+	 * of its own; on a bad value write a reason.  -EINVAL, -ENOMEM. */
+	int (*set)(struct torpor_config *c, const struct core_key *k,
+		   const char *value, char *reason, size_t reason_size);
+	/* The value as the file would spell it, in buf or static; NULL
+	 * when not set. */
+	const char *(*show)(const struct torpor_config *c,
+			    const struct core_key *k, char *buf, size_t size);
+};
+
+static void *
+field_of(const struct torpor_config *c, const struct core_key *k)
 {
-	uint64_t v;
-	int r;
-
-	r = parse_u64(value, &v);
-	if (r == -EINVAL) {
-		snprintf(reason, reason_size, "'%s' is not a number", value);
-		return r;
-	}
-	if (r < 0 || v < min || v > max) {
-		snprintf(reason, reason_size, "%s is out of range %u..%u",
-			 value, min, max);
-		return -ERANGE;
-	}
-	*ret = (unsigned)v;
-	return 0;
-}
-
-/* "/dev/snapshot", another absolute path, or "sim:SIZE[:SEED]". */
-static int
-check_snapshot(const char *value, char *reason, size_t reason_size)
-{
-	char size_text[32];
-	const char *spec, *colon;
-	uint64_t size, seed;
-	size_t len;
-
-	if (is_absolute_path(value))
-		return 0;
-	if (strncmp(value, "sim:", 4) != 0) {
-		snprintf(reason, reason_size,
-			 "'%s' is neither an absolute path nor sim:SIZE[:SEED]",
-			 value);
-		return -EINVAL;
-	}
-	spec = value + 4;
-	colon = strchr(spec, ':');
-	len = colon ? (size_t)(colon - spec) : strlen(spec);
-	/* The sim takes K, M and G only: T would not fit in memory anyway. */
-	if (len == 0 || len >= sizeof(size_text) ||
-	    spec[len - 1] == 'T') {
-		snprintf(reason, reason_size,
-			 "'%s': SIZE must be bytes with an optional K, M or G "
-			 "suffix", value);
-		return -EINVAL;
-	}
-	memcpy(size_text, spec, len);
-	size_text[len] = '\0';
-	if (config_parse_size(size_text, &size) < 0) {
-		snprintf(reason, reason_size,
-			 "'%s': SIZE must be bytes with an optional K, M or G "
-			 "suffix", value);
-		return -EINVAL;
-	}
-	if (size == 0 || size % SIM_PAGE_SIZE != 0) {
-		snprintf(reason, reason_size,
-			 "'%s': SIZE must be a positive multiple of %u", value,
-			 SIM_PAGE_SIZE);
-		return -EINVAL;
-	}
-	if (colon && parse_u64(colon + 1, &seed) < 0) {
-		snprintf(reason, reason_size,
-			 "'%s': SEED must be a decimal number", value);
-		return -EINVAL;
-	}
-	return 0;
+	return (char *)c + k->offset;
 }
 
 static int
 replace_string(char **slot, const char *value)
 {
-	char *copy = strdup(value);
+	char *copy = NULL;
 
-	if (!copy)
+	if (value && !(copy = strdup(value)))
 		return -ENOMEM;
 	free(*slot);
 	*slot = copy;
 	return 0;
+}
+
+static int
+set_filters(struct torpor_config *c, const struct core_key *k,
+	    const char *value, char *reason, size_t reason_size)
+{
+	char **list;
+	size_t n;
+	int r;
+
+	r = parse_filters(value, &list, &n, reason, reason_size);
+	if (r < 0)
+		return r;
+	free_filters(c->filters, c->n_filters);
+	c->filters = list;
+	c->n_filters = n;
+	return 0;
+}
+
+static const char *
+show_filters(const struct torpor_config *c, const struct core_key *k,
+	     char *buf, size_t size)
+{
+	size_t used = 0, i;
+
+	buf[0] = '\0';
+	for (i = 0; i < c->n_filters; i++)
+		append_name(buf, size, &used, " ", c->filters[i]);
+	return buf;
+}
+
+static int
+set_plugin_name(struct torpor_config *c, const struct core_key *k,
+		const char *value, char *reason, size_t reason_size)
+{
+	int r;
+
+	if (value) {
+		r = check_plugin_name(value, strlen(value), reason,
+				      reason_size);
+		if (r < 0)
+			return r;
+	}
+	return replace_string(field_of(c, k), value);
+}
+
+static int
+set_directory(struct torpor_config *c, const struct core_key *k,
+	      const char *value, char *reason, size_t reason_size)
+{
+	if (value && !is_absolute_path(value)) {
+		snprintf(reason, reason_size, "'%s' is not an absolute path",
+			 value);
+		return -EINVAL;
+	}
+	return replace_string(field_of(c, k), value);
+}
+
+/* An absolute path to a snapshot device, or a spec of the sim. */
+static int
+set_snapshot(struct torpor_config *c, const struct core_key *k,
+	     const char *value, char *reason, size_t reason_size)
+{
+	uint64_t size, seed;
+	bool named;
+	int r;
+
+	if (snapshot_spec_kind(value) == TORPOR_SNAPSHOT_SIM) {
+		r = sim_parse_spec(value, &size, &seed, &named);
+		if (r < 0) {
+			snprintf(reason, reason_size, "'%s': %s", value,
+				 sim_spec_strerror(r));
+			return -EINVAL;
+		}
+	} else if (!is_absolute_path(value)) {
+		snprintf(reason, reason_size,
+			 "'%s' is neither an absolute path nor "
+			 "sim[:SIZE[:SEED]]", value);
+		return -EINVAL;
+	}
+	return replace_string(field_of(c, k), value);
+}
+
+static const char *
+show_string(const struct torpor_config *c, const struct core_key *k,
+	    char *buf, size_t size)
+{
+	return *(char *const *)field_of(c, k);
+}
+
+/* An INT key whose bounds fit in unsigned (checked already). */
+static int
+set_unsigned(struct torpor_config *c, const struct core_key *k,
+	     const char *value, char *reason, size_t reason_size)
+{
+	uint64_t v;
+
+	/* Digits only: the core's numbers take no sign, not even "-0". */
+	if (parse_u64(value, &v) < 0) {
+		snprintf(reason, reason_size, "'%s' is not a number", value);
+		return -EINVAL;
+	}
+	*(unsigned *)field_of(c, k) = (unsigned)v;
+	return 0;
+}
+
+static const char *
+show_unsigned(const struct torpor_config *c, const struct core_key *k,
+	      char *buf, size_t size)
+{
+	snprintf(buf, size, "%u", *(const unsigned *)field_of(c, k));
+	return buf;
+}
+
+static const char *const after_names[] = {
+	[CONFIG_AFTER_POWEROFF] = "poweroff",
+	[CONFIG_AFTER_REBOOT] = "reboot",
+	[CONFIG_AFTER_SUSPEND] = "suspend",
+	NULL,
+};
+
+static int
+set_after(struct torpor_config *c, const struct core_key *k,
+	  const char *value, char *reason, size_t reason_size)
+{
+	c->after = (enum config_after)choice_index(k->decl.choices, value);
+	return 0;
+}
+
+static const char *
+show_after(const struct torpor_config *c, const struct core_key *k,
+	   char *buf, size_t size)
+{
+	/* after_names ends with NULL: the last index is no choice. */
+	size_t n = sizeof(after_names) / sizeof(after_names[0]);
+
+	if ((size_t)c->after + 1 >= n)
+		return after_names[CONFIG_AFTER_POWEROFF];
+	return after_names[c->after];
+}
+
+static int
+set_image_size(struct torpor_config *c, const struct core_key *k,
+	       const char *value, char *reason, size_t reason_size)
+{
+	c->has_image_size = value != NULL;
+	c->image_size = 0;
+	if (value && config_parse_size(value, &c->image_size) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* Bytes with the largest suffix that keeps them exact. */
+static const char *
+show_image_size(const struct torpor_config *c, const struct core_key *k,
+		char *buf, size_t size)
+{
+	static const char suffixes[] = "KMGT";
+	uint64_t v = c->image_size;
+	int i = 0;
+
+	if (!c->has_image_size)
+		return NULL;
+	while (v && suffixes[i] && v % 1024 == 0) {
+		v /= 1024;
+		i++;
+	}
+	snprintf(buf, size, "%" PRIu64 "%.*s", v, i ? 1 : 0,
+		 i ? &suffixes[i - 1] : "");
+	return buf;
+}
+
+#define FIELD(f)	offsetof(struct torpor_config, f)
+
+/* In the order `torpor config` prints them. */
+static const struct core_key core_keys[] = {
+	{ .decl = { .name = "filters", .type = TORPOR_CONFIG_STRING,
+		    .default_value = "",
+		    .help = "filter plugins, in hibernate order" },
+	  .offset = FIELD(filters),
+	  .set = set_filters, .show = show_filters },
+	{ .decl = { .name = "writer", .type = TORPOR_CONFIG_STRING,
+		    .help = "the writer plugin that stores the image" },
+	  .optional = true, .offset = FIELD(writer),
+	  .set = set_plugin_name, .show = show_string },
+	{ .decl = { .name = "threads", .type = TORPOR_CONFIG_INT,
+		    .min = 0, .max = CONFIG_MAX_THREADS,
+		    .default_value = "0",
+		    .help = "worker threads; 0: one per online CPU" },
+	  .offset = FIELD(threads),
+	  .set = set_unsigned, .show = show_unsigned },
+	{ .decl = { .name = "after", .type = TORPOR_CONFIG_ENUM,
+		    .choices = after_names, .default_value = "poweroff",
+		    .help = "what the machine does once the image is "
+			    "written" },
+	  .offset = FIELD(after),
+	  .set = set_after, .show = show_after },
+	{ .decl = { .name = "snapshot", .type = TORPOR_CONFIG_STRING,
+		    .default_value = SNAPSHOT_DEFAULT_SPEC,
+		    .help = "the snapshot device, or sim[:SIZE[:SEED]]" },
+	  .offset = FIELD(snapshot),
+	  .set = set_snapshot, .show = show_string },
+	{ .decl = { .name = "plugin_dir", .type = TORPOR_CONFIG_STRING,
+		    .help = "where plugins are loaded from; not set: the "
+			    "built-in directory" },
+	  .optional = true, .offset = FIELD(plugin_dir),
+	  .set = set_directory, .show = show_string },
+	{ .decl = { .name = "chunk_pages", .type = TORPOR_CONFIG_INT,
+		    .min = 1, .max = IMAGE_MAX_CHUNK_PAGES,
+		    .default_value = "32",
+		    .help = "pages per chunk" },
+	  .offset = FIELD(chunk_pages),
+	  .set = set_unsigned, .show = show_unsigned },
+	{ .decl = { .name = "image_size", .type = TORPOR_CONFIG_SIZE,
+		    .help = "the image size to ask the kernel for; not set: "
+			    "the kernel's choice" },
+	  .optional = true, .offset = FIELD(image_size),
+	  .set = set_image_size, .show = show_image_size },
+};
+
+#define N_CORE_KEYS	(sizeof(core_keys) / sizeof(core_keys[0]))
+
+static const struct core_key *
+find_core_key(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < N_CORE_KEYS; i++)
+		if (strcmp(core_keys[i].decl.name, name) == 0)
+			return &core_keys[i];
+	return NULL;
+}
+
+/* Check and store one value of k; NULL (an optional key): not set. */
+static int
+set_core_key(struct torpor_config *c, const struct core_key *k,
+	     const char *value, char *reason, size_t reason_size)
+{
+	int r;
+
+	if (k->optional && value && !*value)
+		value = NULL;
+	if (value) {
+		r = config_check_value(&k->decl, value, reason, reason_size);
+		if (r < 0)
+			return r;
+	}
+	return k->set(c, k, value, reason, reason_size);
 }
 
 /* Apply one [torpor] key; on a bad value write a reason. */
@@ -614,80 +868,40 @@ static int
 apply_core_key(struct torpor_config *c, const char *key, const char *value,
 	       char *reason, size_t reason_size)
 {
-	int r;
+	const struct core_key *k = find_core_key(key);
+	size_t used, i;
 
-	if (strcmp(key, "filters") == 0) {
-		char **list;
-		size_t n;
-
-		r = parse_filters(value, &list, &n, reason, reason_size);
-		if (r < 0)
-			return r;
-		free_filters(c->filters, c->n_filters);
-		c->filters = list;
-		c->n_filters = n;
-		return 0;
-	}
-	if (strcmp(key, "writer") == 0) {
-		if (!*value) {
-			free(c->writer);
-			c->writer = NULL;
-			return 0;
-		}
-		if (!plugin_name_valid(value, strlen(value))) {
-			snprintf(reason, reason_size,
-				 "'%s' is not a plugin name "
-				 "([a-z0-9-], 1 to %d characters)", value,
-				 TORPOR_PLUGIN_NAME_MAX);
-			return -EINVAL;
-		}
-		return replace_string(&c->writer, value);
-	}
-	if (strcmp(key, "threads") == 0)
-		return parse_bounded(value, 0, MAX_THREADS, &c->threads,
-				     reason, reason_size);
-	if (strcmp(key, "chunk_pages") == 0)
-		return parse_bounded(value, 1, MAX_CHUNK_PAGES,
-				     &c->chunk_pages, reason, reason_size);
-	if (strcmp(key, "after") == 0) {
-		if (strcmp(value, "poweroff") == 0)
-			c->after = CONFIG_AFTER_POWEROFF;
-		else if (strcmp(value, "reboot") == 0)
-			c->after = CONFIG_AFTER_REBOOT;
-		else if (strcmp(value, "suspend") == 0)
-			c->after = CONFIG_AFTER_SUSPEND;
-		else {
-			snprintf(reason, reason_size,
-				 "'%s' is not one of: poweroff, reboot, suspend",
-				 value);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (strcmp(key, "snapshot") == 0) {
-		r = check_snapshot(value, reason, reason_size);
-		if (r < 0)
-			return r;
-		return replace_string(&c->snapshot, value);
-	}
-	if (strcmp(key, "plugin_dir") == 0) {
-		/* Empty, like an empty writer, means the built-in default. */
-		if (!*value) {
-			free(c->plugin_dir);
-			c->plugin_dir = NULL;
-			return 0;
-		}
-		if (!is_absolute_path(value)) {
-			snprintf(reason, reason_size,
-				 "'%s' is not an absolute path", value);
-			return -EINVAL;
-		}
-		return replace_string(&c->plugin_dir, value);
-	}
-	snprintf(reason, reason_size,
-		 "unknown key (known: filters, writer, threads, after, "
-		 "snapshot, plugin_dir, chunk_pages)");
+	if (k)
+		return set_core_key(c, k, value, reason, reason_size);
+	used = (size_t)snprintf(reason, reason_size, "unknown key (known: ");
+	for (i = 0; i < N_CORE_KEYS; i++)
+		append_name(reason, reason_size, &used,
+			    i ? ", " : "", core_keys[i].decl.name);
+	append_name(reason, reason_size, &used, "", ")");
 	return -EINVAL;
+}
+
+/* Every key at its declared default; a key without one is not set. */
+struct torpor_config *
+config_new_default(void)
+{
+	struct torpor_config *c = calloc(1, sizeof(*c));
+	char reason[REASON_MAX];
+	size_t i;
+
+	if (!c)
+		return NULL;
+	for (i = 0; i < N_CORE_KEYS; i++) {
+		const struct core_key *k = &core_keys[i];
+
+		if (k->decl.default_value &&
+		    set_core_key(c, k, k->decl.default_value, reason,
+				 sizeof(reason)) < 0) {
+			config_free(c);
+			return NULL;
+		}
+	}
+	return c;
 }
 
 static int
@@ -730,7 +944,7 @@ handle_entry(void *user, const char *section, const char *key,
 		value = "";
 	if (!*section) {
 		fail(st, NULL, key, "not in any section (start the file with "
-		     "a [%s] or [PLUGIN] header)", CORE_SECTION);
+		     "a [%s] or [PLUGIN] header)", CONFIG_CORE_SECTION);
 		return 0;
 	}
 	prev = find_entry(st->c, section, key);
@@ -741,7 +955,7 @@ handle_entry(void *user, const char *section, const char *key,
 	}
 	if (add_entry(st->c, section, key, value, st->lineno) < 0)
 		goto nomem;
-	if (strcmp(section, CORE_SECTION) != 0)
+	if (strcmp(section, CONFIG_CORE_SECTION) != 0)
 		return 1;	/* checked against its plugin later */
 	r = apply_core_key(st->c, key, value, reason, sizeof(reason));
 	if (r == -ENOMEM)
@@ -940,14 +1154,8 @@ append_key_names(char *buf, size_t size, const struct torpor_plugin *p)
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (k = p->config_keys; k && k->name && used < size; k++) {
-		int n = snprintf(buf + used, size - used, "%s%s",
-				 used ? ", " : "", k->name);
-
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
+	for (k = p->config_keys; k && k->name; k++)
+		append_name(buf, size, &used, ", ", k->name);
 }
 
 static bool
@@ -977,7 +1185,7 @@ config_check_plugins(const struct torpor_config *c, const struct registry *r)
 		const struct plugin_entry *p;
 		char reason[REASON_MAX];
 
-		if (strcmp(e->section, CORE_SECTION) == 0)
+		if (strcmp(e->section, CONFIG_CORE_SECTION) == 0)
 			continue;
 		p = r ? registry_find(r, e->section) : NULL;
 		if (!p) {
@@ -1041,43 +1249,23 @@ dump_key(FILE *f, const char *key, const char *value, bool from_file,
 	}
 	if (!from_file)
 		fprintf(f, "# default\n");
-	fprintf(f, "%s = %s\n", key, value);
+	fprintf(f, "%s =%s%s\n", key, *value ? " " : "", value);
 }
 
 static void
 dump_core(const struct torpor_config *c, FILE *f)
 {
-	static const char *const afters[] = {
-		[CONFIG_AFTER_POWEROFF] = "poweroff",
-		[CONFIG_AFTER_REBOOT] = "reboot",
-		[CONFIG_AFTER_SUSPEND] = "suspend",
-	};
-	char number[24];
+	char buf[1024];
 	size_t i;
 
-	fprintf(f, "[%s]\n", CORE_SECTION);
-	if (!set_in_file(c, CORE_SECTION, "filters"))
-		fprintf(f, "# default\n");
-	fprintf(f, "filters =");
-	for (i = 0; i < c->n_filters; i++)
-		fprintf(f, " %s", c->filters[i]);
-	fprintf(f, "\n");
-	dump_key(f, "writer", c->writer, set_in_file(c, CORE_SECTION, "writer"),
-		 NULL);
-	snprintf(number, sizeof(number), "%u", c->threads);
-	dump_key(f, "threads", number, set_in_file(c, CORE_SECTION, "threads"),
-		 c->threads ? NULL : "0: one thread per online CPU");
-	dump_key(f, "after",
-		 (unsigned)c->after < sizeof(afters) / sizeof(afters[0]) ?
-		 afters[c->after] : "poweroff",
-		 set_in_file(c, CORE_SECTION, "after"), NULL);
-	dump_key(f, "snapshot", c->snapshot,
-		 set_in_file(c, CORE_SECTION, "snapshot"), NULL);
-	dump_key(f, "plugin_dir", c->plugin_dir,
-		 set_in_file(c, CORE_SECTION, "plugin_dir"), NULL);
-	snprintf(number, sizeof(number), "%u", c->chunk_pages);
-	dump_key(f, "chunk_pages", number,
-		 set_in_file(c, CORE_SECTION, "chunk_pages"), NULL);
+	fprintf(f, "[%s]\n", CONFIG_CORE_SECTION);
+	for (i = 0; i < N_CORE_KEYS; i++) {
+		const struct core_key *k = &core_keys[i];
+
+		dump_key(f, k->decl.name, k->show(c, k, buf, sizeof(buf)),
+			 set_in_file(c, CONFIG_CORE_SECTION, k->decl.name),
+			 k->decl.help);
+	}
 }
 
 static void
@@ -1130,7 +1318,7 @@ config_dump(const struct torpor_config *c, const struct registry *r, FILE *f)
 	for (i = 0; i < c->n_entries; i++) {
 		const struct config_entry *e = &c->entries[i];
 
-		if (strcmp(e->section, CORE_SECTION) == 0 ||
+		if (strcmp(e->section, CONFIG_CORE_SECTION) == 0 ||
 		    section_seen_before(c, i) ||
 		    (r && registry_find(r, e->section)))
 			continue;

@@ -16,6 +16,12 @@
 
 #define TORPOR_DEFAULT_CONFIG "/etc/torpor/torpor.conf"
 
+/* The section of the core's own keys. */
+#define CONFIG_CORE_SECTION "torpor"
+
+/* The most worker threads `threads =` may ask for. */
+#define CONFIG_MAX_THREADS 256
+
 enum config_after {
 	CONFIG_AFTER_POWEROFF = 0,
 	CONFIG_AFTER_REBOOT,
@@ -42,6 +48,8 @@ struct torpor_config {
 	char *snapshot;			/* "/dev/snapshot" or "sim:SIZE[:SEED]" */
 	char *plugin_dir;		/* NULL: built-in default */
 	unsigned chunk_pages;		/* pages per chunk, default 32 */
+	uint64_t image_size;		/* preferred image bytes, when */
+	bool has_image_size;		/* ... image_size = is set */
 
 	/* every key = value read, in file order */
 	struct config_entry *entries;
@@ -87,8 +95,22 @@ int config_check_value(const struct torpor_config_key *k, const char *value,
 int config_number_of(const struct torpor_config_key *k, const char *value,
 		     int64_t *ret);
 
-/* Parse "123", "64M", "2G" ... into bytes; -EINVAL / -ERANGE. */
+/*
+ * Parse "123", "64M", "2G" ... into bytes; -EINVAL / -ERANGE.  Suffixes
+ * K, M, G, T, upper case only.
+ */
 int config_parse_size(const char *s, uint64_t *ret);
+
+/*
+ * The numbers at the start of s, for parsers of longer text: *ret_end is
+ * set after the number (digits, and for a size one suffix, lower case
+ * too when lower_case), also on -ERANGE; -EINVAL when s starts with no
+ * digit.  *ret is untouched on failure.
+ */
+int config_parse_u64_prefix(const char *s, const char **ret_end,
+			    uint64_t *ret);
+int config_parse_size_prefix(const char *s, bool lower_case,
+			     const char **ret_end, uint64_t *ret);
 
 /* Print the effective configuration (with defaults of loaded plugins). */
 void config_dump(const struct torpor_config *c, const struct registry *r,

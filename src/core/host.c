@@ -81,10 +81,7 @@ host_set_resume_location(const char *resume, const char *resume_offset)
 enum torpor_snapshot_kind
 host_kind_of_spec(const char *spec)
 {
-	if (spec && strncmp(spec, "sim", 3) == 0 &&
-	    (spec[3] == '\0' || spec[3] == ':'))
-		return TORPOR_SNAPSHOT_SIM;
-	return TORPOR_SNAPSHOT_KERNEL;
+	return snapshot_spec_kind(spec);
 }
 
 static void

@@ -15,6 +15,7 @@
 
 #include "crc32c.h"
 #include "image-format.h"
+#include "names.h"
 
 #define IMAGE_MAGIC "TORPORIM"
 #define FRAME_MAGIC "TCHK"
@@ -206,8 +207,7 @@ check_entry_name(const char *name, uint32_t index, size_t off, bool padding,
 	for (i = 0; i < n; i++) {
 		char c = name[i];
 
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		      c == '-'))
+		if (!plugin_name_char(c))
 			return fail(-EBADMSG, err, err_size,
 				    "chain[%u].name (offset %zu): byte 0x%02x is not in [a-z0-9-]",
 				    index, off, (unsigned char)c);

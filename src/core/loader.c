@@ -20,6 +20,7 @@
 
 #include "loader.h"
 #include "log.h"
+#include "names.h"
 
 #define PLUGIN_SUFFIX ".so"
 
@@ -322,7 +323,7 @@ check_plugin(const struct torpor_plugin *p, const char *name,
 
 	if (!ops.name)
 		return refuse(level, path, -EINVAL, "the plugin has no name");
-	if (!registry_name_valid(ops.name))
+	if (!(ops.name && plugin_name_valid(ops.name, strlen(ops.name))))
 		return refuse(level, path, -EINVAL,
 			      "invalid plugin name '%.64s' (allowed: [a-z0-9-]{1,%d})",
 			      ops.name, TORPOR_PLUGIN_NAME_MAX);
@@ -365,7 +366,7 @@ check_file(struct registry *r, const char *dir, const char *name,
 	   const char *path, int level)
 {
 	/* The name becomes a path: refuse anything but a plain name. */
-	if (!registry_name_valid(name))
+	if (!(name && plugin_name_valid(name, strlen(name))))
 		return refuse(level, path, -EINVAL,
 			      "invalid plugin name (allowed: [a-z0-9-]{1,%d})",
 			      TORPOR_PLUGIN_NAME_MAX);

@@ -114,39 +114,6 @@ registry_init(struct registry *r)
 	memset(r, 0, sizeof(*r));
 }
 
-bool
-registry_name_valid(const char *name)
-{
-	size_t n = 0;
-
-	if (!name)
-		return false;
-	for (; name[n]; n++) {
-		char c = name[n];
-
-		if (n >= TORPOR_PLUGIN_NAME_MAX)
-			return false;
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		      c == '-'))
-			return false;
-	}
-	return n > 0;
-}
-
-const char *
-registry_type_name(enum torpor_plugin_type type)
-{
-	switch (type) {
-	case TORPOR_PLUGIN_FILTER:
-		return "filter";
-	case TORPOR_PLUGIN_WRITER:
-		return "writer";
-	case TORPOR_PLUGIN_MISC:
-		return "misc";
-	}
-	return "unknown";
-}
-
 int
 registry_register(struct registry *r, struct plugin_entry *e)
 {

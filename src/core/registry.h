@@ -42,12 +42,6 @@ struct registry {
 
 void registry_init(struct registry *r);
 
-/* Whether name is a valid plugin name: [a-z0-9-]{1,TORPOR_PLUGIN_NAME_MAX},
- * which is also its file name without ".so". */
-bool registry_name_valid(const char *name);
-
-/* "filter", "writer" or "misc" ("unknown" for anything else). */
-const char *registry_type_name(enum torpor_plugin_type type);
 
 /* Append e to the plugin list and to its type's list.  -EBUSY when a plugin
  * of that name is registered, -EINVAL (with a message naming the plugin)

@@ -114,14 +114,6 @@ const char *sim_page_kind_name(enum sim_page_kind kind);
 /* The kind of page `page` (0 is the header) in the image of `seed`. */
 enum sim_page_kind sim_page_kind(uint64_t seed, uint64_t page);
 
-/*
- * Parse "sim", "sim:SIZE" or "sim:SIZE:SEED".  *ret_named says whether
- * SIZE (and SEED) were given; without them the defaults are returned.
- * -EINVAL for anything else.
- */
-int sim_parse_spec(const char *spec, uint64_t *ret_size, uint64_t *ret_seed,
-		   bool *ret_named);
-
 /* Fill buf (SIM_PAGE_SIZE bytes) with data page `page` >= 1. */
 void sim_generate_page(uint64_t seed, uint64_t page, void *buf);
 

@@ -17,12 +17,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "log.h"
 #include "snapshot-internal.h"
 #include "snapshot.h"
 
 /* Runs of one kind never cross a block of this many data pages. */
 #define RUN_BLOCK	64
+
+/* A number macro as a string literal, for messages. */
+#define TEXT_OF_(x)	#x
+#define TEXT_OF(x)	TEXT_OF_(x)
 
 /* ------------------------------------------------------------------ */
 /* PRNG: xoshiro256** seeded through splitmix64, both public domain.   */
@@ -569,23 +574,30 @@ sim_generate_header(uint64_t seed, uint64_t size, const char *release,
 /* ------------------------------------------------------------------ */
 /* The spec.                                                           */
 
+/* SIZE, then ":SEED" or the end; p is just after "sim:". */
 static int
-parse_u64(const char *s, const char **ret_end, uint64_t *ret)
+parse_size_seed(const char *p, uint64_t *ret_size, uint64_t *ret_seed)
 {
-	uint64_t v = 0;
-	const char *p = s;
+	uint64_t size, seed = SIM_DEFAULT_SEED;
+	int r, r_seed = 0;
 
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		unsigned d = (unsigned)(*p - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		v = v * 10 + d;
+	r = config_parse_size_prefix(p, true, &p, &size);
+	if (r == -EINVAL)
+		return r;
+	if (*p == ':') {
+		r_seed = config_parse_u64_prefix(p + 1, &p, &seed);
+		if (r_seed == -EINVAL)
+			return r_seed;
 	}
-	*ret_end = p;
-	*ret = v;
+	/* Junk is the first thing to say: it may be why a number is long. */
+	if (*p != '\0')
+		return -EINVAL;
+	if (r < 0 || r_seed < 0)
+		return -ERANGE;
+	if (size == 0 || size % SIM_PAGE_SIZE)
+		return -EDOM;
+	*ret_size = size;
+	*ret_seed = seed;
 	return 0;
 }
 
@@ -593,43 +605,38 @@ int
 sim_parse_spec(const char *spec, uint64_t *ret_size, uint64_t *ret_seed,
 	       bool *ret_named)
 {
-	uint64_t size, seed = SIM_DEFAULT_SEED;
-	const char *p;
-	unsigned shift = 0;
+	uint64_t size = SIM_DEFAULT_SIZE, seed = SIM_DEFAULT_SEED;
+	bool named = false;
+	int r;
 
-	if (!spec || strncmp(spec, "sim", 3) != 0)
+	if (snapshot_spec_kind(spec) != TORPOR_SNAPSHOT_SIM)
 		return -EINVAL;
-	if (spec[3] == '\0') {
-		*ret_size = SIM_DEFAULT_SIZE;
-		*ret_seed = SIM_DEFAULT_SEED;
-		*ret_named = false;
-		return 0;
+	if (spec[3] == ':') {
+		r = parse_size_seed(spec + 4, &size, &seed);
+		if (r < 0)
+			return r;
+		named = true;
 	}
-	if (spec[3] != ':')
-		return -EINVAL;
-	if (parse_u64(spec + 4, &p, &size) < 0)
-		return -EINVAL;
-	switch (*p) {
-	case 'K': case 'k': shift = 10; p++; break;
-	case 'M': case 'm': shift = 20; p++; break;
-	case 'G': case 'g': shift = 30; p++; break;
-	case 'T': case 't': shift = 40; p++; break;
-	}
-	if (shift && size > (UINT64_MAX >> shift))
-		return -EINVAL;
-	size <<= shift;
-	if (size == 0 || size % SIM_PAGE_SIZE)
-		return -EINVAL;
-	if (*p == ':') {
-		if (parse_u64(p + 1, &p, &seed) < 0)
-			return -EINVAL;
-	}
-	if (*p != '\0')
-		return -EINVAL;
 	*ret_size = size;
 	*ret_seed = seed;
-	*ret_named = true;
+	*ret_named = named;
 	return 0;
+}
+
+const char *
+sim_spec_strerror(int r)
+{
+	switch (r) {
+	case 0:
+		return "valid";
+	case -ERANGE:
+		return "a number does not fit in 64 bits";
+	case -EDOM:
+		return "SIZE must be a positive multiple of "
+		       TEXT_OF(SIM_PAGE_SIZE) " bytes";
+	}
+	return "expected sim, sim:SIZE or sim:SIZE:SEED, SIZE in bytes with "
+	       "an optional K, M, G or T suffix, SEED a decimal number";
 }
 
 /* ------------------------------------------------------------------ */
@@ -639,6 +646,7 @@ struct sim_snapshot {
 	struct snapshot s;	/* first: the ops get a struct snapshot * */
 	uint64_t size, seed, pages;
 	bool named;		/* the spec gave SIZE (and SEED) */
+	uint64_t pref_image_size;	/* as handed over; 0: none */
 	char release[SWSUSP_UTS_LEN];
 
 	bool frozen;
@@ -706,9 +714,11 @@ sim_unfreeze(struct snapshot *s)
 	return 0;
 }
 
+/* Recorded only: the simulated image has the size its spec names. */
 static int
 sim_pref_image_size(struct snapshot *s, uint64_t bytes)
 {
+	to_sim(s)->pref_image_size = bytes;
 	return 0;
 }
 
@@ -995,8 +1005,8 @@ snapshot_sim_open(const char *spec, enum snapshot_mode mode,
 
 	r = sim_parse_spec(spec, &size, &seed, &named);
 	if (r < 0)
-		return log_error_errno(r, "invalid simulated snapshot '%s': expected sim:SIZE[:SEED], SIZE a positive multiple of %d bytes (K, M, G suffixes), SEED a decimal number",
-				       spec, SIM_PAGE_SIZE);
+		return log_error_errno(-EINVAL, "invalid simulated snapshot '%s': %s",
+				       spec, sim_spec_strerror(r));
 
 	m = calloc(1, sizeof(*m));
 	if (!m)

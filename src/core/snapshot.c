@@ -9,21 +9,24 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "config.h"
 #include "log.h"
 #include "snapshot-internal.h"
 #include "snapshot.h"
 
-static bool
-spec_is_sim(const char *spec)
+enum torpor_snapshot_kind
+snapshot_spec_kind(const char *spec)
 {
-	return strncmp(spec, "sim", 3) == 0 &&
-	       (spec[3] == '\0' || spec[3] == ':');
+	if (spec && strncmp(spec, "sim", 3) == 0 &&
+	    (spec[3] == '\0' || spec[3] == ':'))
+		return TORPOR_SNAPSHOT_SIM;
+	return TORPOR_SNAPSHOT_KERNEL;
 }
 
 /*
- * Open the source a spec names: "sim", "sim:SIZE[:SEED]" or an absolute
- * path to a snapshot device.  Failures are logged here, where the reason
- * is known, because every caller just gives up.
+ * Open the source a spec names: a sim spec or an absolute path to a
+ * snapshot device.  Failures are logged here, where the reason is known,
+ * because every caller just gives up.
  */
 int
 snapshot_open(const char *spec, enum snapshot_mode mode,
@@ -33,13 +36,23 @@ snapshot_open(const char *spec, enum snapshot_mode mode,
 		     mode != SNAPSHOT_MODE_RESUME))
 		return -EINVAL;
 	if (!spec || !*spec)
-		return log_error_errno(-EINVAL, "no snapshot source given: use /dev/snapshot or sim:SIZE[:SEED]");
-	if (spec_is_sim(spec))
+		return log_error_errno(-EINVAL, "no snapshot source given: use " SNAPSHOT_DEFAULT_SPEC " or sim:SIZE[:SEED]");
+	if (snapshot_spec_kind(spec) == TORPOR_SNAPSHOT_SIM)
 		return snapshot_sim_open(spec, mode, ret);
 	if (spec[0] == '/')
 		return snapshot_kernel_open(spec, mode, ret);
-	return log_error_errno(-EINVAL, "unknown snapshot source '%s': use a device path such as /dev/snapshot or sim:SIZE[:SEED]",
+	return log_error_errno(-EINVAL, "unknown snapshot source '%s': use a device path such as " SNAPSHOT_DEFAULT_SPEC " or sim:SIZE[:SEED]",
 			       spec);
+}
+
+int
+snapshot_apply_prefs(struct snapshot *s, const struct torpor_config *c)
+{
+	if (!s || !s->ops || !c)
+		return -EINVAL;
+	if (!c->has_image_size || !s->ops->pref_image_size)
+		return 0;
+	return s->ops->pref_image_size(s, c->image_size);
 }
 
 void

@@ -94,10 +94,33 @@ struct snapshot {
 	uint64_t pages_verified;
 };
 
+/* The source torpor reads when the configuration names none. */
+#define SNAPSHOT_DEFAULT_SPEC	"/dev/snapshot"
+
+/*
+ * Which kind of source a spec names: the sim for "sim" and "sim:...", the
+ * kernel for anything else.  Says nothing about whether spec is valid.
+ */
+enum torpor_snapshot_kind snapshot_spec_kind(const char *spec);
+
+/*
+ * The one parser of the simulator's spec: "sim", "sim:SIZE" or
+ * "sim:SIZE:SEED".  SIZE is bytes with an optional K, M, G or T suffix
+ * (either case), a positive multiple of the sim's page size; SEED is
+ * decimal.  *ret_named says whether SIZE (and SEED) were given; without
+ * them the defaults are returned.  -EINVAL when spec is malformed,
+ * -ERANGE when a number does not fit in 64 bits, -EDOM when SIZE is zero
+ * or not a multiple of the page size.  Outputs are untouched on failure.
+ */
+int sim_parse_spec(const char *spec, uint64_t *ret_size, uint64_t *ret_seed,
+		   bool *ret_named);
+
+/* Why sim_parse_spec() returned r, in words for a message. */
+const char *sim_spec_strerror(int r);
+
 /*
  * Open the source named by spec: "/dev/snapshot" (or another path to a
- * snapshot device) or "sim:SIZE[:SEED]" (SIZE in bytes with K/M/G suffix,
- * a multiple of the page size; SEED a number, default 1).  With the kernel
+ * snapshot device) or a sim spec (see sim_parse_spec()).  With the kernel
  * source in hibernate mode this also calls mlockall().  EPERM is turned
  * into a message saying why (lockdown, nohibernate, secretmem).
  */
@@ -106,6 +129,15 @@ int snapshot_open(const char *spec, enum snapshot_mode mode,
 
 /* Close (NULL is fine). */
 void snapshot_close(struct snapshot *s);
+
+struct torpor_config;
+
+/*
+ * Hand the configuration's preferences to the source before the image is
+ * created: image_size through pref_image_size when the configuration sets
+ * it.  Nothing to do is success.  Returns what the source returned.
+ */
+int snapshot_apply_prefs(struct snapshot *s, const struct torpor_config *c);
 
 /* Parse the first page of an image (struct swsusp_info). */
 int snapshot_parse_info(const void *page, size_t page_size,

@@ -19,6 +19,7 @@
 #include "host.h"
 #include "loader.h"
 #include "log.h"
+#include "names.h"
 #include "passphrase.h"
 #include "resume.h"
 #include "session.h"
@@ -65,6 +66,69 @@ static const struct command commands[] = {
 	{ "bench", "[...]", "measure the chain's throughput against its baselines", cmd_bench, false },
 };
 
+enum {
+	OPT_PASSPHRASE_FILE = 0x100,
+	OPT_DIRECT,
+	OPT_TEST,
+	OPT_JSON,
+};
+
+struct cli_option {
+	const char *name;	/* --name */
+	int id;			/* the short option's letter, or OPT_* */
+	const char *arg;	/* the argument's name; NULL: takes none */
+	const char *help;	/* NULL: shown with its command instead */
+	bool verbosity;		/* the program's own, even before a command
+				 * that parses its own options */
+};
+
+/* The global options: getopt_long's tables, the pre-scan and the usage. */
+static const struct cli_option cli_options[] = {
+	{ "config", 'c', "FILE",
+	  "configuration file (default " TORPOR_DEFAULT_CONFIG ")", false },
+	{ "plugin-dir", 'p', "DIR",
+	  "plugin directory (default " TORPOR_PLUGINDIR ")", false },
+	{ "passphrase-file", OPT_PASSPHRASE_FILE, "FILE",
+	  "read the passphrase from FILE", false },
+	{ "direct", OPT_DIRECT, NULL, NULL, false },
+	{ "test", OPT_TEST, NULL, NULL, false },
+	{ "json", OPT_JSON, NULL, NULL, false },
+	{ "verbose", 'v', NULL, "say more (repeat for debug)", true },
+	{ "quiet", 'q', NULL, "errors only", true },
+	{ "help", 'h', NULL, "this help", false },
+	{ "version", 'V', NULL, "the version", false },
+};
+
+#define N_CLI_OPTIONS	(sizeof(cli_options) / sizeof(cli_options[0]))
+
+static bool
+has_short_name(const struct cli_option *o)
+{
+	return o->id < 0x100;
+}
+
+static void
+usage_options(FILE *f)
+{
+	char spec[64];
+	size_t i;
+
+	for (i = 0; i < N_CLI_OPTIONS; i++) {
+		const struct cli_option *o = &cli_options[i];
+
+		if (!o->help)
+			continue;
+		if (has_short_name(o))
+			snprintf(spec, sizeof(spec), "-%c, --%s%s%s", o->id,
+				 o->name, o->arg ? " " : "",
+				 o->arg ? o->arg : "");
+		else
+			snprintf(spec, sizeof(spec), "    --%s%s%s", o->name,
+				 o->arg ? " " : "", o->arg ? o->arg : "");
+		fprintf(f, "  %-26s %s\n", spec, o->help);
+	}
+}
+
 static void
 usage(FILE *f)
 {
@@ -76,17 +140,10 @@ usage(FILE *f)
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-12s %-28s %s\n", commands[i].name,
 			commands[i].args, commands[i].help);
-	fprintf(f, "\nOptions:\n"
-		   "  -c, --config FILE          configuration file (default %s)\n"
-		   "  -p, --plugin-dir DIR       plugin directory (default %s)\n"
-		   "      --passphrase-file FILE read the passphrase from FILE\n"
-		   "  -v, --verbose              say more (repeat for debug)\n"
-		   "  -q, --quiet                errors only\n"
-		   "  -h, --help                 this help\n"
-		   "  -V, --version              the version\n\n"
-		   "Exit status: 0 success; for verify 2 when an image exists and is\n"
-		   "refused; 1 any other error.\n",
-		TORPOR_DEFAULT_CONFIG, TORPOR_PLUGINDIR);
+	fprintf(f, "\nOptions:\n");
+	usage_options(f);
+	fprintf(f, "\nExit status: 0 success; for verify 2 when an image exists and is\n"
+		   "refused; 1 any other error.\n");
 }
 
 static int
@@ -213,20 +270,6 @@ cmd_resume_args(int argc, char **argv)
 	return exit_status(r);
 }
 
-static const char *
-type_name(enum torpor_plugin_type t)
-{
-	switch (t) {
-	case TORPOR_PLUGIN_FILTER:
-		return "filter";
-	case TORPOR_PLUGIN_WRITER:
-		return "writer";
-	case TORPOR_PLUGIN_MISC:
-		return "misc";
-	}
-	return "?";
-}
-
 static void
 json_string(FILE *f, const char *s)
 {
@@ -273,7 +316,7 @@ cmd_plugins(int argc, char **argv)
 		if (arg_json) {
 			printf("%s\n  {\"name\": ", first ? "" : ",");
 			json_string(stdout, e->ops.name);
-			printf(", \"type\": \"%s\", \"description\": ", type_name(e->ops.type));
+			printf(", \"type\": \"%s\", \"description\": ", plugin_type_name(e->ops.type));
 			json_string(stdout, e->ops.description);
 			printf(", \"abi_version\": %u, \"path\": ", e->ops.abi_version);
 			json_string(stdout, e->path);
@@ -282,7 +325,7 @@ cmd_plugins(int argc, char **argv)
 			printf("}");
 		} else {
 			printf("%-10s %-7s abi %u  %s\n", e->ops.name,
-			       type_name(e->ops.type), e->ops.abi_version,
+			       plugin_type_name(e->ops.type), e->ops.abi_version,
 			       e->ops.description ? e->ops.description : "");
 			if (info[0])
 				printf("           %s\n", info);
@@ -396,119 +439,195 @@ find_command(const char *name)
 	return NULL;
 }
 
-int
-main(int argc, char **argv)
+/*
+ * The option a word names on its own ("-c", "--config"), or NULL; in
+ * "-cX" and "--config=X" the argument is in the same word.
+ */
+static const struct cli_option *
+option_named(const char *word)
 {
-	enum { OPT_PASSPHRASE_FILE = 0x100, OPT_DIRECT, OPT_TEST, OPT_JSON };
-	static const struct option options[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "plugin-dir", required_argument, NULL, 'p' },
-		{ "passphrase-file", required_argument, NULL, OPT_PASSPHRASE_FILE },
-		{ "direct", no_argument, NULL, OPT_DIRECT },
-		{ "test", no_argument, NULL, OPT_TEST },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct command *cmd = NULL;
-	int c, i;
+	size_t i;
 
-	log_set_program("torpor");
-	/* Commands that parse their own options get argv from their word,
-	 * followed by the options given before it (torpor --config X keygen). */
+	for (i = 0; i < N_CLI_OPTIONS; i++) {
+		const struct cli_option *o = &cli_options[i];
+
+		if ((word[0] == '-' && word[1] == '-' &&
+		     strcmp(word + 2, o->name) == 0) ||
+		    (has_short_name(o) && word[0] == '-' &&
+		     word[1] == o->id && word[2] == '\0'))
+			return o;
+	}
+	return NULL;
+}
+
+/*
+ * Act on one option.  Returns -1 to go on, or the exit status when the
+ * option is all there is to do (--help, --version, a wrong option).
+ */
+static int
+apply_option(int id, const char *arg)
+{
+	switch (id) {
+	case 'c':
+		arg_config = arg;
+		break;
+	case 'p':
+		arg_plugin_dir = arg;
+		break;
+	case OPT_PASSPHRASE_FILE:
+		arg_passphrase_file = arg;
+		break;
+	case OPT_DIRECT:
+		arg_direct = true;
+		break;
+	case OPT_TEST:
+		arg_test = true;
+		break;
+	case OPT_JSON:
+		arg_json = true;
+		break;
+	case 'v':
+		log_set_max_level(log_get_max_level() + 1);
+		break;
+	case 'q':
+		log_set_max_level(TORPOR_LOG_ERR);
+		break;
+	case 'h':
+		usage(stdout);
+		return EXIT_SUCCESS;
+	case 'V':
+		printf("torpor %s\n", TORPOR_VERSION);
+		return EXIT_SUCCESS;
+	default:
+		/* getopt said which option is wrong. */
+		fprintf(stderr, "Try 'torpor --help'.\n");
+		return EXIT_FAILURE;
+	}
+	return -1;
+}
+
+/*
+ * Run a command that parses its own options with argv from its word on,
+ * followed by the options given before it (torpor --config X keygen).
+ * Verbosity is the program's; the rest is the command's to judge.
+ */
+static int
+run_own_options(const struct command *cmd, int argc, char **argv, int at)
+{
+	char **v = calloc((size_t)argc + 1, sizeof(*v));
+	int n = 0, j, r;
+
+	if (!v)
+		return EXIT_FAILURE;
+	v[n++] = argv[at];
+	for (j = 1; j < at; j++) {
+		const struct cli_option *o = option_named(argv[j]);
+
+		if (o && o->verbosity)
+			apply_option(o->id, NULL);
+		else
+			v[n++] = argv[j];
+	}
+	for (j = at + 1; j < argc; j++)
+		v[n++] = argv[j];
+	r = cmd->run(n, v);
+	free(v);
+	return r;
+}
+
+/*
+ * The command word, found past the global options: its index, or argc
+ * when there is none.
+ */
+static int
+find_command_word(int argc, char **argv)
+{
+	int i;
+
 	for (i = 1; i < argc; i++) {
-		if (argv[i][0] != '-') {
-			cmd = find_command(argv[i]);
-			if (cmd && cmd->own_options) {
-				char **v = calloc((size_t)argc + 1, sizeof(*v));
-				int n = 0, j;
+		const struct cli_option *o;
 
-				if (!v)
-					return EXIT_FAILURE;
-				v[n++] = argv[i];
-				for (j = 1; j < i; j++) {
-					/* Verbosity is the program's; the
-					 * rest is the command's to judge. */
-					if (strcmp(argv[j], "-v") == 0 ||
-					    strcmp(argv[j], "--verbose") == 0)
-						log_set_max_level(log_get_max_level() + 1);
-					else if (strcmp(argv[j], "-q") == 0 ||
-						 strcmp(argv[j], "--quiet") == 0)
-						log_set_max_level(TORPOR_LOG_ERR);
-					else
-						v[n++] = argv[j];
-				}
-				for (j = i + 1; j < argc; j++)
-					v[n++] = argv[j];
-				c = cmd->run(n, v);
-				free(v);
-				return c;
-			}
-			break;
-		}
-		if (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0 ||
-		    strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--plugin-dir") == 0 ||
-		    strcmp(argv[i], "--passphrase-file") == 0)
+		if (argv[i][0] != '-')
+			return i;
+		o = option_named(argv[i]);
+		if (o && o->arg)
 			i++;
 	}
+	return argc;
+}
 
-	while ((c = getopt_long(argc, argv, "c:p:vqhV", options, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			arg_config = optarg;
-			break;
-		case 'p':
-			arg_plugin_dir = optarg;
-			break;
-		case OPT_PASSPHRASE_FILE:
-			arg_passphrase_file = optarg;
-			break;
-		case OPT_DIRECT:
-			arg_direct = true;
-			break;
-		case OPT_TEST:
-			arg_test = true;
-			break;
-		case OPT_JSON:
-			arg_json = true;
-			break;
-		case 'v':
-			log_set_max_level(log_get_max_level() + 1);
-			break;
-		case 'q':
-			log_set_max_level(TORPOR_LOG_ERR);
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_SUCCESS;
-		case 'V':
-			printf("torpor %s\n", TORPOR_VERSION);
-			return EXIT_SUCCESS;
-		default:
-			/* getopt said which option is wrong. */
-			fprintf(stderr, "Try 'torpor --help'.\n");
-			return EXIT_FAILURE;
+/* getopt_long's two tables, from cli_options[]. */
+static void
+build_getopt_tables(struct option *longs, char *shorts)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < N_CLI_OPTIONS; i++) {
+		const struct cli_option *o = &cli_options[i];
+
+		longs[i] = (struct option){
+			.name = o->name,
+			.has_arg = o->arg ? required_argument : no_argument,
+			.val = o->id,
+		};
+		if (has_short_name(o)) {
+			shorts[n++] = (char)o->id;
+			if (o->arg)
+				shorts[n++] = ':';
 		}
 	}
+	longs[i] = (struct option){ 0 };
+	shorts[n] = '\0';
+}
+
+/* The command to run, after the options; NULL when wrong (logged). */
+static const struct command *
+command_to_run(int argc, char **argv)
+{
+	const struct command *cmd;
+
 	if (optind >= argc) {
 		usage(stderr);
-		return EXIT_FAILURE;
+		return NULL;
 	}
 	cmd = find_command(argv[optind]);
 	if (!cmd) {
 		log_error("unknown command '%s'; try 'torpor --help'", argv[optind]);
-		return EXIT_FAILURE;
+		return NULL;
 	}
 	if (optind + 1 < argc) {
 		log_error("%s: unexpected argument '%s'", cmd->name, argv[optind + 1]);
-		return EXIT_FAILURE;
+		return NULL;
 	}
 	if ((arg_direct || arg_test) && cmd->run != cmd_hibernate) {
 		log_error("%s: --direct and --test belong to 'hibernate'", cmd->name);
-		return EXIT_FAILURE;
+		return NULL;
 	}
+	return cmd;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct option longs[N_CLI_OPTIONS + 1];
+	char shorts[2 * N_CLI_OPTIONS + 1];
+	const struct command *cmd;
+	int c, at, r;
+
+	log_set_program("torpor");
+	at = find_command_word(argc, argv);
+	cmd = at < argc ? find_command(argv[at]) : NULL;
+	if (cmd && cmd->own_options)
+		return run_own_options(cmd, argc, argv, at);
+
+	build_getopt_tables(longs, shorts);
+	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		r = apply_option(c, optarg);
+		if (r >= 0)
+			return r;
+	}
+	cmd = command_to_run(argc, argv);
+	if (!cmd)
+		return EXIT_FAILURE;
 	return cmd->run(argc - optind, argv + optind);
 }

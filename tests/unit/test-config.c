@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "registry.h"
+#include "snapshot.h"
 
 static char tmpdir[256];
 static char captured[16384];
@@ -582,12 +583,10 @@ START_TEST(test_bad_snapshot)
 {
 	static const char *const bad[] = {
 		"dev/snapshot",		/* relative */
-		"sim",			/* no size */
 		"sim:",			/* empty size */
 		"sim:0",		/* not positive */
 		"sim:1000",		/* not a multiple of 4096 */
 		"sim:4097K",		/* 4097 KiB: still not a multiple */
-		"sim:1T",		/* T is not a sim suffix */
 		"sim:64Q",		/* junk suffix */
 		"sim:-4096",		/* negative */
 		"sim:64M:",		/* empty seed */
@@ -611,8 +610,9 @@ END_TEST
 START_TEST(test_good_snapshot)
 {
 	static const char *const good[] = {
-		"/dev/snapshot", "sim:4096", "sim:4K", "sim:64M",
-		"sim:2G:7", "sim:256M:18446744073709551615",
+		"/dev/snapshot", "sim", "sim:4096", "sim:4K", "sim:64M",
+		"sim:64m", "sim:8k:3", "sim:1T", "sim:2G:7",
+		"sim:256M:18446744073709551615",
 	};
 	struct torpor_config *c;
 	char text[256], path[300];
@@ -1012,7 +1012,9 @@ START_TEST(test_dump_defaults_only)
 	ck_assert_ptr_nonnull(c);
 	out = dump_to_string(c, NULL);
 	ck_assert_has(out, "built-in defaults");
-	ck_assert_has(out, "[torpor]\n# default\nfilters =\n");
+	/* Each core key's help comes first, as for a plugin's keys. */
+	ck_assert_has(out, "[torpor]\n# filter plugins, in hibernate order\n"
+		      "# default\nfilters =\n");
 	ck_assert_has(out, "# default\nthreads = 0\n");
 	ck_assert_has(out, "# default\nsnapshot = /dev/snapshot\n");
 	ck_assert_has(out, "#writer =\n");
@@ -1178,6 +1180,143 @@ START_TEST(test_example_uncommented)
 }
 END_TEST
 
+/* The config takes exactly the sim specs the source takes. */
+START_TEST(test_snapshot_agrees_with_source)
+{
+	static const char *const specs[] = {
+		"sim", "sim:4096", "sim:4k", "sim:4K", "sim:64m", "sim:64M",
+		"sim:1g:9", "sim:1t", "sim:0", "sim:0k", "sim:1000",
+		"sim:4097K", "sim:64Q", "sim:64MB", "sim:64M:", "sim:64M:x",
+		"sim:64M:1:2", "sim:-4096", "sim:", "sim: 4096",
+		"sim:99999999999999999999999", "sim:17179869184G",
+		"sim:4096:99999999999999999999",
+	};
+	struct torpor_config *c;
+	uint64_t size, seed;
+	char text[256], path[300];
+	bool named;
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		bool source_ok = sim_parse_spec(specs[i], &size, &seed,
+						&named) == 0;
+
+		snprintf(text, sizeof(text), "[torpor]\nsnapshot = %s\n",
+			 specs[i]);
+		write_file("torpor.conf", text, path, sizeof(path));
+		c = NULL;
+		capture_start();
+		r = config_load(path, false, &c);
+		capture_end();
+		ck_assert_msg((r == 0) == source_ok,
+			      "'%s': config %d, source %s", specs[i], r,
+			      source_ok ? "accepts" : "refuses");
+		if (!source_ok)
+			/* The source's reason, word for word. */
+			ck_assert_msg(strstr(captured, sim_spec_strerror(
+				      sim_parse_spec(specs[i], &size, &seed,
+						     &named))) != NULL,
+				      "'%s': %s", specs[i], captured);
+		config_free(c);
+	}
+}
+END_TEST
+
+START_TEST(test_image_size)
+{
+	struct torpor_config *c;
+	char path[300];
+	char *out;
+
+	c = config_new_default();
+	ck_assert(!c->has_image_size);
+	config_free(c);
+
+	c = load_text("[torpor]\nimage_size = 2G\n", path, sizeof(path));
+	ck_assert(c->has_image_size);
+	ck_assert_uint_eq(c->image_size, UINT64_C(2) << 30);
+	out = dump_to_string(c, NULL);
+	ck_assert_has(out, "\nimage_size = 2G\n");
+	free(out);
+	config_free(c);
+
+	/* 0 asks the kernel for the smallest image: it is a value. */
+	c = load_text("[torpor]\nimage_size = 0\n", path, sizeof(path));
+	ck_assert(c->has_image_size);
+	ck_assert_uint_eq(c->image_size, 0);
+	config_free(c);
+
+	c = load_text("[torpor]\nimage_size =\n", path, sizeof(path));
+	ck_assert(!c->has_image_size);
+	out = dump_to_string(c, NULL);
+	ck_assert_has(out, "# not set\n#image_size =\n");
+	free(out);
+	config_free(c);
+
+	expect_load_error("[torpor]\nimage_size = 2g\n", 2,
+			  "[torpor] key 'image_size'");
+	expect_load_error("[torpor]\nimage_size = big\n", 2,
+			  "[torpor] key 'image_size'");
+	expect_load_error("[torpor]\nimage_size = 99999999999999999999\n", 2,
+			  "[torpor] key 'image_size'");
+}
+END_TEST
+
+/* The unknown-key message lists every key of the table. */
+START_TEST(test_unknown_key_lists_all)
+{
+	static const char *const keys[] = {
+		"filters", "writer", "threads", "after", "snapshot",
+		"plugin_dir", "chunk_pages", "image_size",
+	};
+	size_t i;
+
+	expect_load_error("[torpor]\nspeed = 3\n", 2, "[torpor] key 'speed'");
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		ck_assert_has(captured, keys[i]);
+}
+END_TEST
+
+/* The core's numbers are digits only, as torpor.conf(5) says. */
+START_TEST(test_core_numbers_unsigned)
+{
+	expect_load_error("[torpor]\nthreads = -0\n", 2,
+			  "[torpor] key 'threads'");
+	expect_load_error("[torpor]\nchunk_pages = +8\n", 2,
+			  "[torpor] key 'chunk_pages'");
+}
+END_TEST
+
+START_TEST(test_parse_prefix)
+{
+	const char *end;
+	uint64_t v = 7;
+
+	ck_assert_int_eq(config_parse_u64_prefix("42:x", &end, &v), 0);
+	ck_assert_uint_eq(v, 42);
+	ck_assert_str_eq(end, ":x");
+	ck_assert_int_eq(config_parse_u64_prefix("x", &end, &v), -EINVAL);
+	ck_assert_int_eq(config_parse_u64_prefix("18446744073709551616z",
+						 &end, &v), -ERANGE);
+	ck_assert_str_eq(end, "z");
+	ck_assert_uint_eq(v, 42);
+
+	ck_assert_int_eq(config_parse_size_prefix("8k:1", true, &end, &v), 0);
+	ck_assert_uint_eq(v, 8192);
+	ck_assert_str_eq(end, ":1");
+	ck_assert_int_eq(config_parse_size_prefix("8k", false, &end, &v), 0);
+	ck_assert_uint_eq(v, 8);
+	ck_assert_str_eq(end, "k");
+	ck_assert_int_eq(config_parse_size_prefix("16777216T", true, &end,
+						  &v), -ERANGE);
+	ck_assert_str_eq(end, "");
+	ck_assert_int_eq(config_parse_size("1t", &v), -EINVAL);
+	ck_assert_int_eq(config_parse_size("1T", &v), 0);
+	ck_assert_uint_eq(v, UINT64_C(1) << 40);
+}
+END_TEST
+
 Suite *config_suite(void);
 
 Suite *
@@ -1221,6 +1360,10 @@ config_suite(void)
 	tcase_add_test(errors, test_bad_chunk_pages);
 	tcase_add_test(errors, test_bad_after);
 	tcase_add_test(errors, test_bad_snapshot);
+	tcase_add_test(errors, test_snapshot_agrees_with_source);
+	tcase_add_test(errors, test_image_size);
+	tcase_add_test(errors, test_unknown_key_lists_all);
+	tcase_add_test(errors, test_core_numbers_unsigned);
 	tcase_add_test(errors, test_bad_filter_name);
 	tcase_add_test(errors, test_duplicate_filter);
 	tcase_add_test(errors, test_bad_writer_name);
@@ -1242,6 +1385,7 @@ config_suite(void)
 	tcase_add_checked_fixture(values, setup, teardown);
 	tcase_add_test(values, test_check_value);
 	tcase_add_test(values, test_parse_size);
+	tcase_add_test(values, test_parse_prefix);
 	tcase_add_test(values, test_get_and_defaults);
 	suite_add_tcase(s, values);
 

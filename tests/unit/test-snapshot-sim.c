@@ -13,6 +13,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "log.h"
 #include "snapshot-internal.h"
 #include "snapshot.h"
@@ -178,6 +179,129 @@ START_TEST(test_specs_bad)
 	ck_assert_int_eq(snapshot_open(NULL, SNAPSHOT_MODE_HIBERNATE, &s), -EINVAL);
 	free(capture_end());
 	snapshot_close(NULL);
+}
+END_TEST
+
+/* The one parser: suffixes of either case, and each way to fail. */
+START_TEST(test_specs_parser)
+{
+	static const struct {
+		const char *spec;
+		int r;
+		uint64_t size, seed;
+	} cases[] = {
+		{ "sim:8K", 0, 8192, 1 },
+		{ "sim:8k", 0, 8192, 1 },
+		{ "sim:64M:5", 0, UINT64_C(64) << 20, 5 },
+		{ "sim:64m:5", 0, UINT64_C(64) << 20, 5 },
+		{ "sim:1G", 0, UINT64_C(1) << 30, 1 },
+		{ "sim:1g", 0, UINT64_C(1) << 30, 1 },
+		{ "sim:1T", 0, UINT64_C(1) << 40, 1 },
+		{ "sim:1t", 0, UINT64_C(1) << 40, 1 },
+		{ "sim:4096:18446744073709551615", 0, 4096, UINT64_MAX },
+		{ "sim:0", -EDOM, 0, 0 },
+		{ "sim:0k", -EDOM, 0, 0 },
+		{ "sim:4097", -EDOM, 0, 0 },
+		{ "sim:99999999999999999999", -ERANGE, 0, 0 },
+		{ "sim:17179869184G", -ERANGE, 0, 0 },
+		{ "sim:16777216T", -ERANGE, 0, 0 },
+		{ "sim:4096:18446744073709551616", -ERANGE, 0, 0 },
+		{ "sim:64MB", -EINVAL, 0, 0 },
+		{ "sim:64M ", -EINVAL, 0, 0 },
+		{ "sim:64M:1x", -EINVAL, 0, 0 },
+		{ "sim:64M:1:2", -EINVAL, 0, 0 },
+		{ "sim:99999999999999999999x", -EINVAL, 0, 0 },
+		{ "simx", -EINVAL, 0, 0 },
+		{ "/dev/snapshot", -EINVAL, 0, 0 },
+		{ NULL, -EINVAL, 0, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t size = 77, seed = 77;
+		bool named = false;
+		int r = sim_parse_spec(cases[i].spec, &size, &seed, &named);
+
+		ck_assert_msg(r == cases[i].r, "'%s': %d, want %d",
+			      cases[i].spec, r, cases[i].r);
+		if (r == 0) {
+			ck_assert(named);
+			ck_assert_uint_eq(size, cases[i].size);
+			ck_assert_uint_eq(seed, cases[i].seed);
+		} else {
+			/* Untouched on failure. */
+			ck_assert_uint_eq(size, 77);
+			ck_assert_uint_eq(seed, 77);
+		}
+		ck_assert_ptr_nonnull(sim_spec_strerror(r));
+	}
+	ck_assert_ptr_nonnull(strstr(sim_spec_strerror(-EDOM), "4096"));
+	ck_assert_int_eq(snapshot_spec_kind("sim"), TORPOR_SNAPSHOT_SIM);
+	ck_assert_int_eq(snapshot_spec_kind("sim:x"), TORPOR_SNAPSHOT_SIM);
+	ck_assert_int_eq(snapshot_spec_kind("simx"), TORPOR_SNAPSHOT_KERNEL);
+	ck_assert_int_eq(snapshot_spec_kind(NULL), TORPOR_SNAPSHOT_KERNEL);
+}
+END_TEST
+
+/* A source that records what snapshot_apply_prefs() hands it. */
+static uint64_t prefs_bytes;
+static int prefs_calls;
+
+static int
+record_pref_image_size(struct snapshot *s, uint64_t bytes)
+{
+	prefs_bytes = bytes;
+	prefs_calls++;
+	return 0;
+}
+
+START_TEST(test_apply_prefs)
+{
+	static const struct snapshot_ops with = {
+		.pref_image_size = record_pref_image_size,
+	};
+	static const struct snapshot_ops without = { 0 };
+	struct snapshot s = { .ops = &with };
+	struct torpor_config *c = config_new_default();
+
+	ck_assert_ptr_nonnull(c);
+	prefs_calls = 0;
+	/* Not set: the kernel decides, nothing is called. */
+	ck_assert_int_eq(snapshot_apply_prefs(&s, c), 0);
+	ck_assert_int_eq(prefs_calls, 0);
+
+	c->has_image_size = true;
+	c->image_size = UINT64_C(3) << 30;
+	ck_assert_int_eq(snapshot_apply_prefs(&s, c), 0);
+	ck_assert_int_eq(prefs_calls, 1);
+	ck_assert_uint_eq(prefs_bytes, UINT64_C(3) << 30);
+
+	/* A source without the method: nothing to hand over. */
+	s.ops = &without;
+	ck_assert_int_eq(snapshot_apply_prefs(&s, c), 0);
+	ck_assert_int_eq(prefs_calls, 1);
+	ck_assert_int_eq(snapshot_apply_prefs(NULL, c), -EINVAL);
+	config_free(c);
+}
+END_TEST
+
+/* The sim takes the preference and keeps its own size. */
+START_TEST(test_apply_prefs_sim)
+{
+	struct torpor_config *c = config_new_default();
+	struct snapshot *s = open_ok("sim:64K:3", SNAPSHOT_MODE_HIBERNATE);
+	uint64_t bytes = 0;
+	int in_suspend = -1;
+
+	c->has_image_size = true;
+	c->image_size = 4096;
+	ck_assert_int_eq(snapshot_apply_prefs(s, c), 0);
+	ck_assert_int_eq(s->ops->freeze(s), 0);
+	ck_assert_int_eq(s->ops->create_image(s, &in_suspend), 0);
+	ck_assert_int_eq(s->ops->image_size(s, &bytes), 0);
+	ck_assert_uint_eq(bytes, 64 * 1024);
+	snapshot_close(s);
+	config_free(c);
 }
 END_TEST
 
@@ -792,6 +916,9 @@ snapshot_sim_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_specs_good);
 	tcase_add_test(tc, test_specs_bad);
+	tcase_add_test(tc, test_specs_parser);
+	tcase_add_test(tc, test_apply_prefs);
+	tcase_add_test(tc, test_apply_prefs_sim);
 	tcase_add_test(tc, test_deterministic);
 	tcase_add_test(tc, test_page_count);
 	tcase_add_test(tc, test_header_parses);
