@@ -171,12 +171,12 @@ torpor_filter_print(char *buf, size_t size, const char *fmt, ...)
 }
 
 /*
- * "NAME: WHAT, N chunks, P% of input, S stored raw, D decoded" for a
- * compression filter.
+ * "WHAT, N chunks, P% of input, S stored raw, D decoded" for a
+ * compression filter (the core puts the plugin's name before it).
  */
 static inline int
-torpor_filter_stats_print(const struct torpor_filter_stats *s, const char *name,
-		   const char *what, char *buf, size_t size)
+torpor_filter_stats_print(const struct torpor_filter_stats *s,
+			  const char *what, char *buf, size_t size)
 {
 	uint64_t chunks, stored, in, out, decoded;
 	unsigned pct = 0;
@@ -189,9 +189,9 @@ torpor_filter_stats_print(const struct torpor_filter_stats *s, const char *name,
 	if (in)
 		pct = (unsigned)((out * 100 + in / 2) / in);
 	return torpor_filter_print(buf, size,
-			    "%s: %s, %llu chunks, %u%% of input, "
+			    "%s, %llu chunks, %u%% of input, "
 			    "%llu stored raw, %llu decoded",
-			    name, what, (unsigned long long)chunks, pct,
+			    what, (unsigned long long)chunks, pct,
 			    (unsigned long long)stored,
 			    (unsigned long long)decoded);
 }

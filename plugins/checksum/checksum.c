@@ -194,7 +194,7 @@ static int
 checksum_print_debug_info(char *buf, size_t size)
 {
 	return torpor_filter_print(buf, size,
-			    "checksum: %s, %llu chunks digested, "
+			    "%s, %llu chunks digested, "
 			    "%llu verified, %llu mismatches",
 			    algorithm_name(algorithm),
 			    (unsigned long long)atomic_load(&n_encoded),

@@ -75,7 +75,7 @@ lz4_load_config(const uint8_t *buf, size_t len)
 static int
 lz4_print_debug_info(char *buf, size_t size)
 {
-	return torpor_filter_stats_print(&stats, "lz4", "LZ4 " LZ4_VERSION_STRING,
+	return torpor_filter_stats_print(&stats, "LZ4 " LZ4_VERSION_STRING,
 				  buf, size);
 }
 

@@ -79,7 +79,7 @@ lzo_load_config(const uint8_t *buf, size_t len)
 static int
 lzo_print_debug_info(char *buf, size_t size)
 {
-	return torpor_filter_stats_print(&stats, "lzo", "LZO1X-1", buf, size);
+	return torpor_filter_stats_print(&stats, "LZO1X-1", buf, size);
 }
 
 /* The worst case LZO1X-1 documents for incompressible input. */

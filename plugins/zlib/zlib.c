@@ -154,7 +154,7 @@ zlib_print_debug_info(char *buf, size_t size)
 	char what[32];
 
 	snprintf(what, sizeof(what), "deflate level %d", level);
-	return torpor_filter_stats_print(&stats, "zlib", what, buf, size);
+	return torpor_filter_stats_print(&stats, what, buf, size);
 }
 
 /* Packed chunks are strictly smaller than their input (encode gives

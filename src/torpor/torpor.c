@@ -287,12 +287,52 @@ json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* Bound of what plugins say about themselves (seed 009's debug buffer). */
+#define DEBUG_INFO_MAX 16384
+
+/* Every plugin's own status, through the registry, into a bounded buffer
+ * (the caller frees it); NULL when there is no memory. */
+static char *
+plugins_debug_info(const struct registry *reg)
+{
+	char *info = malloc(DEBUG_INFO_MAX);
+
+	if (info)
+		registry_debug_info(reg, info, DEBUG_INFO_MAX);
+	return info;
+}
+
+static void
+print_plugin_json(const struct plugin_entry *e, bool first)
+{
+	printf("%s\n  {\"name\": ", first ? "" : ",");
+	json_string(stdout, e->ops.name);
+	printf(", \"type\": \"%s\", \"description\": ",
+	       plugin_type_name(e->ops.type));
+	json_string(stdout, e->ops.description);
+	printf(", \"abi_version\": %u, \"built_for\": ", e->ops.abi_version);
+	json_string(stdout, e->ops.built_for);
+	printf(", \"path\": ");
+	json_string(stdout, e->path);
+	printf("}");
+}
+
+static void
+print_plugin_line(const struct plugin_entry *e)
+{
+	printf("%-10s %-7s abi %u  %s\n", e->ops.name,
+	       plugin_type_name(e->ops.type), e->ops.abi_version,
+	       e->ops.description ? e->ops.description : "");
+	if (e->ops.built_for)
+		printf("           built for torpor %s\n", e->ops.built_for);
+}
+
 static int
 cmd_plugins(int argc, char **argv)
 {
 	struct torpor_session s;
 	struct plugin_entry *e;
-	bool first = true;
+	char *info;
 	int r;
 
 	/* Listing works with a broken configuration's plugins too: nothing
@@ -306,36 +346,29 @@ cmd_plugins(int argc, char **argv)
 		s.config->plugin_dir ? s.config->plugin_dir : loader_default_dir();
 	r = loader_load_all(&s.reg, s.plugin_dir, NULL, 0, host_get());
 	s.plugins_loaded = true;
+	info = plugins_debug_info(&s.reg);
 	if (arg_json)
-		printf("[");
-	for (e = s.reg.plugins_head; e; e = e->next_plugin) {
-		char info[512] = "";
-
-		if (e->ops.print_debug_info)
-			e->ops.print_debug_info(info, sizeof(info));
-		if (arg_json) {
-			printf("%s\n  {\"name\": ", first ? "" : ",");
-			json_string(stdout, e->ops.name);
-			printf(", \"type\": \"%s\", \"description\": ", plugin_type_name(e->ops.type));
-			json_string(stdout, e->ops.description);
-			printf(", \"abi_version\": %u, \"path\": ", e->ops.abi_version);
-			json_string(stdout, e->path);
-			printf(", \"debug_info\": ");
-			json_string(stdout, info);
-			printf("}");
-		} else {
-			printf("%-10s %-7s abi %u  %s\n", e->ops.name,
-			       plugin_type_name(e->ops.type), e->ops.abi_version,
-			       e->ops.description ? e->ops.description : "");
-			if (info[0])
-				printf("           %s\n", info);
-		}
-		first = false;
+		printf("{\"plugin_dir\": ");
+	if (arg_json) {
+		json_string(stdout, s.plugin_dir);
+		printf(", \"plugins\": [");
 	}
-	if (arg_json)
-		printf("%s]\n", first ? "" : "\n");
-	else if (first)
+	for (e = s.reg.plugins_head; e; e = e->next_plugin) {
+		if (arg_json)
+			print_plugin_json(e, e == s.reg.plugins_head);
+		else
+			print_plugin_line(e);
+	}
+	if (arg_json) {
+		printf("%s], \"debug_info\": ", s.reg.plugins_head ? "\n" : "");
+		json_string(stdout, info ? info : "");
+		printf("}\n");
+	} else if (!s.reg.plugins_head) {
 		printf("no plugins found in %s\n", s.plugin_dir);
+	} else if (info && info[0]) {
+		printf("\nstatus:\n%s", info);
+	}
+	free(info);
 	session_close(&s);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
@@ -360,6 +393,7 @@ cmd_status(int argc, char **argv)
 	struct torpor_session s;
 	struct plugin_entry *w;
 	const char *reason = NULL;
+	char *info = NULL;
 	int found = -1, r;
 	size_t i;
 
@@ -374,6 +408,7 @@ cmd_status(int argc, char **argv)
 	w = s.reg.active_writer;
 	if (w && registry_initialise(&s.reg, 1) >= 0) {
 		found = w->ops.find();
+		info = plugins_debug_info(&s.reg);
 		registry_cleanup(&s.reg, 1);
 	}
 	if (arg_json) {
@@ -391,8 +426,10 @@ cmd_status(int argc, char **argv)
 		printf("], \"can_hibernate\": %s, \"disabled_reason\": ",
 		       reason ? "false" : "true");
 		json_string(stdout, reason ? reason : "");
-		printf(", \"image_present\": %s}\n",
+		printf(", \"image_present\": %s, \"debug_info\": ",
 		       found > 0 ? "true" : found == 0 ? "false" : "null");
+		json_string(stdout, info ? info : "");
+		printf("}\n");
 	} else {
 		printf("config:     %s\n", s.config->path ? s.config->path : "(defaults)");
 		printf("snapshot:   %s\n", s.config->snapshot);
@@ -405,7 +442,10 @@ cmd_status(int argc, char **argv)
 		       reason ? reason : "");
 		printf("image:      %s\n", found > 0 ? "a resumable image is stored" :
 		       found == 0 ? "none" : "unknown (the writer cannot look)");
+		if (info && info[0])
+			printf("plugins:\n%s", info);
 	}
+	free(info);
 	session_close(&s);
 	return reason ? EXIT_FAILURE : EXIT_SUCCESS;
 }
