@@ -17,13 +17,16 @@
 
 #include <errno.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* ---- byte order ------------------------------------------------------- */
 
@@ -96,15 +99,16 @@ torpor_put_be64(uint8_t *p, uint64_t v)
 
 /*
  * Counters for print_debug_info.  encode / decode run on several threads
- * at once, so every field is atomic; relaxed ordering is enough because
+ * at once, so every field is updated atomically (the GCC / Clang builtins,
+ * which C and C++ share); relaxed ordering is enough because
  * nothing is derived from them but a status line.
  */
 struct torpor_filter_stats {
-	atomic_uint_fast64_t chunks;		/* encoded */
-	atomic_uint_fast64_t stored;		/* of which stored raw */
-	atomic_uint_fast64_t in_bytes;
-	atomic_uint_fast64_t out_bytes;
-	atomic_uint_fast64_t decoded;		/* chunks decoded */
+	uint64_t chunks;		/* encoded */
+	uint64_t stored;		/* of which stored raw */
+	uint64_t in_bytes;
+	uint64_t out_bytes;
+	uint64_t decoded;		/* chunks decoded */
 };
 
 /* A thread state that is nothing but one block of the codec's work memory
@@ -123,28 +127,28 @@ torpor_filter_workmem_init(void **ret_state, size_t size)
 static inline void
 torpor_filter_stats_reset(struct torpor_filter_stats *s)
 {
-	atomic_store_explicit(&s->chunks, 0, memory_order_relaxed);
-	atomic_store_explicit(&s->stored, 0, memory_order_relaxed);
-	atomic_store_explicit(&s->in_bytes, 0, memory_order_relaxed);
-	atomic_store_explicit(&s->out_bytes, 0, memory_order_relaxed);
-	atomic_store_explicit(&s->decoded, 0, memory_order_relaxed);
+	__atomic_store_n(&s->chunks, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stored, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->in_bytes, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->out_bytes, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->decoded, 0, __ATOMIC_RELAXED);
 }
 
 static inline void
-torpor_filter_stats_encoded(struct torpor_filter_stats *s, size_t in_len, size_t out_len,
-		     bool stored)
+torpor_filter_stats_encoded(struct torpor_filter_stats *s, size_t in_len,
+			    size_t out_len, bool stored)
 {
-	atomic_fetch_add_explicit(&s->chunks, 1, memory_order_relaxed);
+	__atomic_fetch_add(&s->chunks, 1, __ATOMIC_RELAXED);
 	if (stored)
-		atomic_fetch_add_explicit(&s->stored, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->in_bytes, in_len, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->out_bytes, out_len, memory_order_relaxed);
+		__atomic_fetch_add(&s->stored, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->in_bytes, in_len, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->out_bytes, out_len, __ATOMIC_RELAXED);
 }
 
 static inline void
 torpor_filter_stats_decoded(struct torpor_filter_stats *s)
 {
-	atomic_fetch_add_explicit(&s->decoded, 1, memory_order_relaxed);
+	__atomic_fetch_add(&s->decoded, 1, __ATOMIC_RELAXED);
 }
 
 /*
@@ -181,11 +185,11 @@ torpor_filter_stats_print(const struct torpor_filter_stats *s,
 	uint64_t chunks, stored, in, out, decoded;
 	unsigned pct = 0;
 
-	chunks = atomic_load_explicit(&s->chunks, memory_order_relaxed);
-	stored = atomic_load_explicit(&s->stored, memory_order_relaxed);
-	in = atomic_load_explicit(&s->in_bytes, memory_order_relaxed);
-	out = atomic_load_explicit(&s->out_bytes, memory_order_relaxed);
-	decoded = atomic_load_explicit(&s->decoded, memory_order_relaxed);
+	chunks = __atomic_load_n(&s->chunks, __ATOMIC_RELAXED);
+	stored = __atomic_load_n(&s->stored, __ATOMIC_RELAXED);
+	in = __atomic_load_n(&s->in_bytes, __ATOMIC_RELAXED);
+	out = __atomic_load_n(&s->out_bytes, __ATOMIC_RELAXED);
+	decoded = __atomic_load_n(&s->decoded, __ATOMIC_RELAXED);
 	if (in)
 		pct = (unsigned)((out * 100 + in / 2) / in);
 	return torpor_filter_print(buf, size,
@@ -199,9 +203,10 @@ torpor_filter_stats_print(const struct torpor_filter_stats *s,
 /* Write in as a stored chunk: tag byte, then the bytes unchanged. */
 static inline int
 torpor_filter_store(const uint8_t *in, size_t in_len, uint8_t *out,
-	     size_t out_size, size_t *ret_len)
+		    size_t out_size, size_t *ret_len)
 {
-	if (out_size < TORPOR_FILTER_TAG_SIZE || out_size - TORPOR_FILTER_TAG_SIZE < in_len)
+	if (out_size < TORPOR_FILTER_TAG_SIZE ||
+	    out_size - TORPOR_FILTER_TAG_SIZE < in_len)
 		return -ENOBUFS;
 	out[0] = TORPOR_FILTER_TAG_STORED;
 	if (in_len)
@@ -214,7 +219,7 @@ torpor_filter_store(const uint8_t *in, size_t in_len, uint8_t *out,
  * what the encoder wrote for a buffer of out_size. */
 static inline int
 torpor_filter_unstore(const uint8_t *in, size_t in_len, uint8_t *out,
-	       size_t out_size, size_t *ret_len)
+		      size_t out_size, size_t *ret_len)
 {
 	size_t n = in_len - TORPOR_FILTER_TAG_SIZE;
 
@@ -228,11 +233,17 @@ torpor_filter_unstore(const uint8_t *in, size_t in_len, uint8_t *out,
 
 /* Check a saved configuration blob: len bytes, version byte first. */
 static inline int
-torpor_filter_config_check(const uint8_t *buf, size_t len, size_t expected_len)
+torpor_filter_config_check(const uint8_t *buf, size_t len,
+			   size_t expected_len)
 {
-	if (!buf || len != expected_len || buf[0] != TORPOR_FILTER_CONFIG_VERSION)
+	if (!buf || len != expected_len ||
+	    buf[0] != TORPOR_FILTER_CONFIG_VERSION)
 		return -EBADMSG;
 	return 0;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TORPOR_PLUGIN_UTIL_H */

@@ -16,7 +16,8 @@
  *    (torpor_host, torpor_image_info, torpor_chunk_info: struct_size);
  *  - the core copies min(its size, the plugin's size) of the plugin's
  *    struct and of each config key into zeroed ones, so an older writer or
- *    misc plugin keeps loading and a method it lacks reads as absent;
+ *    misc plugin (of ABI 2 or later: ABI 2 changed the layout) keeps
+ *    loading and a method it lacks reads as absent;
  *  - a filter must match the core's ABI version exactly: a method the
  *    filter does not know about could let data bypass it, which for an
  *    encryption filter would mean plaintext on disk.
@@ -40,6 +41,10 @@ extern "C" {
 #endif
 
 #define TORPOR_PLUGIN_ABI_VERSION 2
+
+/* The oldest ABI a writer or misc plugin may speak: ABI 2 flattened the
+ * methods into struct torpor_plugin, so an ABI 1 struct cannot be read. */
+#define TORPOR_PLUGIN_ABI_OLDEST 2
 
 /* The torpor release this header comes from; a plugin records it
  * (torpor_plugin.built_for) and `torpor plugins` shows it.  The build
@@ -93,10 +98,11 @@ enum torpor_snapshot_kind {
 enum torpor_config_type {
 	TORPOR_CONFIG_STRING = 1,	/* any text */
 	TORPOR_CONFIG_INT = 2,		/* integer in [min, max] */
-	TORPOR_CONFIG_SIZE = 3,		/* bytes, with optional K/M/G/T suffix, in [min, max] */
+	TORPOR_CONFIG_SIZE = 3,		/* bytes, K/M/G/T suffix, in [min, max] */
 	TORPOR_CONFIG_BOOL = 4,		/* yes/no/true/false/1/0/on/off */
 	TORPOR_CONFIG_ENUM = 5,		/* one of choices[] */
-	TORPOR_CONFIG_PATH = 6,		/* absolute path, or UUID=, LABEL=, PARTUUID=, PARTLABEL= */
+	/* An absolute path, or UUID=, LABEL=, PARTUUID=, PARTLABEL=. */
+	TORPOR_CONFIG_PATH = 6,
 };
 
 /* An array of these ends with an entry whose name is NULL.  Its element
@@ -158,8 +164,10 @@ struct torpor_host {
 		__attribute__((format(printf, 3, 4)));
 
 	/* The value of [section] key from the configuration, or the key's
-	 * declared default, or NULL when neither exists.  Values were
-	 * validated against the declared type before the plugin loaded. */
+	 * declared default, or NULL when neither exists.  The core checks
+	 * every value against its declaration once all plugins are loaded,
+	 * before any initialise(): read configuration in initialise(), or
+	 * through config_number(), which checks the value it returns. */
 	const char *(*config_get)(const char *section, const char *key);
 
 	/* Memory for keys and passphrases: zeroed, locked, excluded from core

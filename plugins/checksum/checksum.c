@@ -13,6 +13,7 @@
  * in 4 bytes, or the 32 bytes of SHA-256).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>

@@ -274,7 +274,12 @@ check_declaration(const struct torpor_plugin *p, const char *path, int level)
 {
 	int type;
 
-	if (p->abi_version == 0 || p->abi_version > TORPOR_PLUGIN_ABI_VERSION)
+	if (p->abi_version < TORPOR_PLUGIN_ABI_OLDEST)
+		return refuse(level, path, -EPROTO,
+			      "ABI version %u is too old (this core speaks %d to %d): rebuild it against torpor %s",
+			      p->abi_version, TORPOR_PLUGIN_ABI_OLDEST,
+			      TORPOR_PLUGIN_ABI_VERSION, TORPOR_VERSION_STRING);
+	if (p->abi_version > TORPOR_PLUGIN_ABI_VERSION)
 		return refuse(level, path, -EPROTO,
 			      "ABI version %u is not supported (this core speaks %d)",
 			      p->abi_version, TORPOR_PLUGIN_ABI_VERSION);

@@ -423,6 +423,7 @@ struct refusal {
 
 static const struct refusal refusals[] = {
 	{ "bad-abi", -EPROTO, "this core speaks" },
+	{ "abi-1-writer", -EPROTO, "too old" },
 	{ "newer-writer", -EPROTO, "this core speaks" },
 	{ "unversioned-filter", -EPROTO, "built for" },
 	{ "no-encode", -EINVAL, "encode" },
@@ -733,7 +734,7 @@ names(char *buf, size_t size)
 
 /* Every broken file of the test directory. */
 static const char *const broken[] = {
-	"bad-abi", "bad-type", "load-fails", "misnamed", "newer-writer",
+	"abi-1-writer", "bad-abi", "bad-type", "load-fails", "misnamed", "newer-writer",
 	"no-encode", "no-entry", "no-invalidate", "small-filter",
 	"unversioned-filter", "upper-name",
 };
