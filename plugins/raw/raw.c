@@ -213,7 +213,8 @@ write_signature(const struct raw_signature *sig)
 static int
 raw_reserve(uint64_t expected)
 {
-	uint64_t need = RAW_STREAM_OFFSET + bd_round_up(expected, RAW_BLOCK) + TORPOR_IMAGE_MAX_HEADER;
+	uint64_t need = RAW_STREAM_OFFSET + bd_round_up(expected, RAW_BLOCK) +
+			TORPOR_IMAGE_MAX_HEADER;
 	uint64_t avail;
 	int r;
 

@@ -39,7 +39,7 @@
 /* Largest single transfer, and the size of each device's bounce buffer. */
 #define BD_IO_MAX (1u << 20)
 
-/* ---- naming devices ---------------------------------------------------- */
+/* ---- naming devices ------------------------------------------------------ */
 
 /*
  * Turn a device specification (a path, UUID=, LABEL=, PARTUUID=,
@@ -64,7 +64,7 @@ uint32_t bd_kernel_dev(dev_t dev);
  */
 int bd_uuid_of(const char *path, char *buf, size_t size);
 
-/* ---- I/O --------------------------------------------------------------- */
+/* ---- I/O ----------------------------------------------------------------- */
 
 struct bd_dev {
 	int fd;			/* O_DIRECT */
@@ -148,7 +148,7 @@ int bd_map_save(const struct bd_map *m, uint64_t stream_len, uint8_t *buf,
 int bd_map_load(const uint8_t *buf, size_t len, struct bd_map *ret,
 		uint64_t *ret_stream_len);
 
-/* ---- the index block ------------------------------------------------------ */
+/* ---- the index block ----------------------------------------------------- */
 
 /*
  * One BD_BLOCK block that says where the image header lies.  The swap
@@ -193,7 +193,7 @@ int bd_index_write(struct bd_dev *d, uint64_t at, const char magic[8],
  * the CRC itself is kept) read as zeros. */
 uint32_t bd_crc_without(const uint8_t *buf, size_t len, size_t field_at);
 
-/* ---- writing a stream in whole blocks ------------------------------------- */
+/* ---- writing a stream in whole blocks ------------------------------------ */
 
 /*
  * The data stream on its way to the device, in whole units (a page for
@@ -223,7 +223,7 @@ int bd_stream_write(struct bd_stream *s, const void *buf, size_t len,
 /* Emit what is pending, zero-padded to a unit. */
 int bd_stream_flush(struct bd_stream *s, bd_emit_fn emit, void *ctx);
 
-/* ---- reading an image back ------------------------------------------------ */
+/* ---- reading an image back ----------------------------------------------- */
 
 /* What find() located and load_config() restored. */
 struct bd_image {
@@ -250,7 +250,7 @@ int bd_image_read(struct bd_dev *d, const struct bd_image *im,
 int bd_image_rewrite_header(struct bd_dev *d, const struct bd_image *im,
 			    const void *header, size_t len);
 
-/* ---- files ----------------------------------------------------------------- */
+/* ---- files --------------------------------------------------------------- */
 
 /*
  * The physical runs of file bytes [0, len) of the open file fd, from
@@ -266,7 +266,7 @@ int bd_file_map(int fd, uint64_t len, struct bd_map *ret, char *why,
  * with the reason in why. */
 int bd_check_fs(int fd, char *why, size_t why_size);
 
-/* ---- what the swap and file writers share ------------------------------- */
+/* ---- what the swap and file writers share -------------------------------- */
 
 /* The unit of swap pages and of resume_offset=: the page size, at least
  * BD_BLOCK. */
@@ -295,7 +295,7 @@ int bd_resume_words(const char *dev_path, uint64_t offset, uint32_t page,
  * names an existing regular file. */
 void bd_drop_file_cache(const char *path);
 
-/* ---- small helpers --------------------------------------------------------- */
+/* ---- small helpers ------------------------------------------------------- */
 
 uint64_t bd_round_up(uint64_t v, uint64_t to);
 

@@ -25,7 +25,7 @@
 
 #define MiB (1u << 20)
 
-/* ---- run lists ------------------------------------------------------------- */
+/* ---- run lists ----------------------------------------------------------- */
 
 START_TEST(map_add_merges)
 {
@@ -77,7 +77,7 @@ START_TEST(map_slice_and_inside)
 }
 END_TEST
 
-/* ---- the writer blob ------------------------------------------------------- */
+/* ---- the writer blob ----------------------------------------------------- */
 
 static int
 save_blob(uint8_t *buf, size_t size, uint64_t stream_len)
@@ -132,7 +132,7 @@ START_TEST(blob_corrupt)
 }
 END_TEST
 
-/* ---- the index block ------------------------------------------------------- */
+/* ---- the index block ----------------------------------------------------- */
 
 static void
 make_index(uint8_t *block, uint64_t header_len)
@@ -202,7 +202,7 @@ START_TEST(crc_without_field)
 }
 END_TEST
 
-/* ---- the stream in whole units -------------------------------------------- */
+/* ---- the stream in whole units ------------------------------------------- */
 
 struct sink {
 	uint8_t *data;
@@ -297,7 +297,7 @@ START_TEST(stream_uneven_pieces)
 }
 END_TEST
 
-/* ---- files ------------------------------------------------------------------- */
+/* ---- files --------------------------------------------------------------- */
 
 /* A file of len bytes in the build directory: written, or sparse. */
 static int
@@ -364,7 +364,7 @@ START_TEST(check_fs_refuses_tmpfs)
 }
 END_TEST
 
-/* ---- a loop device -------------------------------------------------------- */
+/* ---- a loop device ------------------------------------------------------- */
 
 static char loop[64];
 static char backing[4096];
