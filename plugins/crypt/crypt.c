@@ -31,7 +31,7 @@
 
 #include <torpor/plugin.h>
 
-#include "crypt-format.h"
+#include "crypt-key.h"
 
 #define NAME "crypt"
 #define PASSPHRASE_MAX 1024

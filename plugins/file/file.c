@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include <torpor/plugin.h>
-
+#include <torpor/plugin-util.h>
 
 #include "blockdev.h"
 
@@ -130,42 +130,23 @@ locate(const char *p)
 static int
 file_initialise(int starting_cycle)
 {
-	const char *resume = host->config_get("torpor", "resume");
-	const char *offset = host->config_get("torpor", "resume_offset");
 	const char *p = host->config_get(NAME, "path");
-	unsigned long long pages = 0;
-	struct stat st;
-	char *end;
+	dev_t rdev;
 	int r;
 
 	reset_location();
 	if (!starting_cycle)
 		return 0;
-	if (!resume || !*resume)
-		return locate(p && *p ? p : DEFAULT_PATH);
-
 	/* At resume the filesystem may not be mounted: the command line
 	 * names the device and the file's first block. */
-	if (offset && *offset) {
-		errno = 0;
-		pages = strtoull(offset, &end, 10);
-		if (errno || *end || pages > UINT64_MAX / page) {
-			LOG(TORPOR_LOG_ERR, "resume_offset=%s is not a page number", offset);
-			return -EINVAL;
-		}
-	}
-	r = bd_resolve(resume, dev_path, sizeof(dev_path));
-	if (r < 0) {
-		LOG(TORPOR_LOG_ERR, "cannot find resume=%s: %s", resume,
-		    r == -ENODEV ? "no such device" : strerror(-r));
-		return r;
-	}
-	if (stat(dev_path, &st) < 0 || !S_ISBLK(st.st_mode)) {
-		LOG(TORPOR_LOG_ERR, "resume=%s (%s) is not a block device", resume, dev_path);
-		return -ENOTBLK;
-	}
-	sig_phys = pages * page;
-	return 0;
+	r = bd_resume_location(host, dev_path, sizeof(dev_path), &rdev,
+			       &sig_phys);
+	if (r == -ENOTBLK)
+		LOG(TORPOR_LOG_ERR, "resume= names %s, which is not a block device",
+		    dev_path);
+	if (r == 0)
+		return locate(p && *p ? p : DEFAULT_PATH);
+	return r < 0 ? r : 0;
 }
 
 static void
@@ -183,57 +164,27 @@ open_dev(bool writable)
 {
 	int r;
 
-	if (dev.fd >= 0 && (dev.writable || !writable))
-		return 0;
-	bd_close(&dev);
 	if (!dev_path[0])
 		return -ENODEV;
-	r = bd_open(&dev, dev_path, writable);
+	r = bd_reopen(&dev, dev_path, writable);
 	if (r < 0)
 		LOG(TORPOR_LOG_ERR, "cannot open %s (under %s): %s", dev_path,
 		    path[0] ? path : "the image file", strerror(-r));
 	return r;
 }
 
-/* The file's page cache did not see writes to the device below it. */
-static void
-drop_file_cache(void)
-{
-	const char *conf = host->config_get(NAME, "path");
-	const char *p = path[0] ? path : conf;
-	int fd;
-
-	/* At resume= the file is not known; the configured one, when it
-	 * exists, may hold the signature block in its cache. */
-	if (!p || p[0] != '/')
-		return;
-	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd >= 0) {
-		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-		close(fd);
-	}
-}
-
+/* The file's page cache did not see the writes to the device below
+ * it.  At resume= the file is not known; the configured one, when it
+ * exists, may hold the signature block in its cache. */
 static int
 write_signature(const struct bd_index *ix)
 {
-	uint8_t *blk;
-	int r;
+	int r = bd_index_write(&dev, sig_phys, SIG_MAGIC, ix);
 
-	if (posix_memalign((void **)&blk, BD_BLOCK, BD_BLOCK) != 0)
-		return -ENOMEM;
-	if (ix)
-		bd_index_encode(ix, SIG_MAGIC, blk);
-	else
-		memset(blk, 0, BD_BLOCK);
-	r = bd_write(&dev, sig_phys, blk, BD_BLOCK);
-	free(blk);
-	if (r == 0)
-		r = bd_sync(&dev);
 	if (r < 0)
 		LOG(TORPOR_LOG_ERR, "cannot write the signature block of %s: %s",
 		    path[0] ? path : dev_path, strerror(-r));
-	drop_file_cache();
+	bd_drop_file_cache(path[0] ? path : host->config_get(NAME, "path"));
 	return r;
 }
 
@@ -267,9 +218,7 @@ file_reserve(uint64_t expected)
 	r = write_signature(NULL);
 	if (r < 0)
 		return r;
-	r = bd_stream_init(&out, BD_BLOCK);
-	if (r < 0)
-		return r;
+	bd_stream_start(&out, BD_BLOCK);
 	next_at = BD_BLOCK;
 	reserved = true;
 	return 0;
@@ -382,13 +331,7 @@ file_commit(const void *header, size_t len)
 		bd_map_clear(&ix.header);
 		return r;
 	}
-	/* Readable at once: the simulated cycle goes on as after a resume. */
-	bd_image_clear(&img);
-	img.found = true;
-	img.ix = ix;
-	img.stream = stream;
-	img.stream_len = out.written;
-	img.have_stream = true;
+	bd_image_committed(&img, &ix, &stream, out.written);
 	reserved = false;
 	return 0;
 }
@@ -405,7 +348,6 @@ file_abort(void)
 static int
 file_find(void)
 {
-	uint8_t *blk;
 	int r;
 
 	bd_image_clear(&img);
@@ -417,25 +359,18 @@ file_find(void)
 		    sig_phys, dev_path);
 		return -ERANGE;
 	}
-	if (posix_memalign((void **)&blk, BD_BLOCK, BD_BLOCK) != 0)
-		return -ENOMEM;
-	r = bd_read(&dev, sig_phys, blk, BD_BLOCK);
-	if (r == 0) {
-		r = bd_index_decode(blk, SIG_MAGIC, &img.ix);
-		if (r == -ENOENT) {
-			r = 0;
-		} else if (r < 0) {
-			LOG(TORPOR_LOG_ERR, "the signature block of %s is corrupt",
-			    path[0] ? path : dev_path);
-			img.found = img.corrupt = true;
-			r = 1;
-		} else {
-			img.found = true;
-			r = 1;
-		}
+	r = bd_index_read(&dev, sig_phys, SIG_MAGIC, &img.ix);
+	if (r == -ENOENT)
+		return 0;
+	if (r == -EBADMSG) {
+		LOG(TORPOR_LOG_ERR, "the signature block of %s is corrupt",
+		    path[0] ? path : dev_path);
+		img.corrupt = true;
+	} else if (r < 0) {
+		return r;
 	}
-	free(blk);
-	return r;
+	img.found = true;
+	return 1;
 }
 
 static int
@@ -469,20 +404,18 @@ file_read(uint64_t offset, void *buf, size_t len)
 static int
 file_invalidate(void)
 {
-	uint8_t *blk;
+	struct bd_index ix = { 0 };
 	int r;
 
 	r = open_dev(true);
 	if (r < 0)
 		return r;
-	if (posix_memalign((void **)&blk, BD_BLOCK, BD_BLOCK) != 0)
-		return -ENOMEM;
-	r = bd_read(&dev, sig_phys, blk, BD_BLOCK);
 	/* Only a block that carries the signature is ours to clear. */
-	if (r == 0 && memcmp(blk, SIG_MAGIC, 8) == 0)
-		r = write_signature(NULL);
-	free(blk);
-	return r;
+	r = bd_index_read(&dev, sig_phys, SIG_MAGIC, &ix);
+	bd_map_clear(&ix.header);
+	if (r == 0 || r == -EBADMSG)
+		return write_signature(NULL);
+	return r == -ENOENT ? 0 : r;
 }
 
 static int
@@ -498,8 +431,7 @@ file_resume_args(char *buf, size_t size)
 {
 	const char *p = host->config_get(NAME, "path");
 	bool own = !have_space;
-	char uuid[40];
-	int n, r = 0;
+	int r = 0;
 
 	if (own) {
 		r = locate(p && *p ? p : DEFAULT_PATH);
@@ -510,17 +442,9 @@ file_resume_args(char *buf, size_t size)
 		LOG(TORPOR_LOG_ERR, "the first block of %s is not page aligned on %s; resume_offset cannot name it",
 		    path, dev_path);
 		r = -EINVAL;
-		goto out;
+	} else {
+		r = bd_resume_words(dev_path, sig_phys, page, buf, size);
 	}
-	if (bd_uuid_of(dev_path, uuid, sizeof(uuid)) == 0)
-		n = snprintf(buf, size, "resume=UUID=%s resume_offset=%" PRIu64,
-			     uuid, sig_phys / page);
-	else
-		n = snprintf(buf, size, "resume=%s resume_offset=%" PRIu64,
-			     dev_path, sig_phys / page);
-	if (n < 0 || (size_t)n >= size)
-		r = -ENOBUFS;
-out:
 	if (own)
 		reset_location();
 	return r;
@@ -530,20 +454,16 @@ static int
 file_print_debug_info(char *buf, size_t size)
 {
 	const char *p = host ? host->config_get(NAME, "path") : NULL;
-	int n = snprintf(buf, size, "file: %s", p && *p ? p : DEFAULT_PATH);
 
-	if (n < 0)
-		return -EIO;
-	return (size_t)n >= size ? (int)size - 1 : n;
+	return torpor_filter_print(buf, size, "file: %s",
+				   p && *p ? p : DEFAULT_PATH);
 }
 
 static int
 file_load(const struct torpor_host *h)
 {
-	long ps = sysconf(_SC_PAGESIZE);
-
 	host = h;
-	page = ps >= (long)BD_BLOCK ? (uint32_t)ps : BD_BLOCK;
+	page = bd_page_size();
 	bd_init(&dev);
 	memset(&img, 0, sizeof(img));
 	memset(&out, 0, sizeof(out));

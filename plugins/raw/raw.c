@@ -22,9 +22,9 @@
 #include <unistd.h>
 
 #include <torpor/plugin.h>
+#include <torpor/plugin-util.h>
 
 #include "blockdev.h"
-#include "crc32c.h"
 
 #include "raw-format.h"
 
@@ -55,11 +55,16 @@ static const struct torpor_config_key raw_keys[] = {
 static int
 raw_initialise(int starting_cycle)
 {
+	const char *spec;
+	uint64_t offset;
 	int r;
-	const char *spec = host->config_get("torpor", "resume");
 
-	if (!spec || !*spec)
-		spec = host->config_get("raw", "device");
+	/* At resume the command line names the device. */
+	r = TORPOR_HOST_HAS(host, resume_location) ?
+	    host->resume_location(device, sizeof(device), &offset) : 0;
+	if (r != 0)
+		return r < 0 ? r : 0;
+	spec = host->config_get("raw", "device");
 	if (!spec || !*spec) {
 		host->log(TORPOR_LOG_ERR, "raw", "no device configured ([raw] device=)");
 		return -EINVAL;
@@ -151,48 +156,6 @@ raw_reopen(bool for_writing)
 	return raw_open(for_writing);
 }
 
-static int
-pwrite_all(const void *buf, size_t len, uint64_t off)
-{
-	const uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t k = pwrite(fd, p, len, (off_t)off);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += k;
-		len -= (size_t)k;
-		off += (uint64_t)k;
-	}
-	return 0;
-}
-
-static int
-pread_all(void *buf, size_t len, uint64_t off)
-{
-	uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t k = pread(fd, p, len, (off_t)off);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			return -ENODATA;
-		p += k;
-		len -= (size_t)k;
-		off += (uint64_t)k;
-	}
-	return 0;
-}
-
 /* Write len bytes at off (a block boundary); an unaligned tail goes
  * through the bounce block, zero-padded. */
 static int
@@ -203,13 +166,13 @@ write_blocks(const void *buf, size_t len, uint64_t off)
 	int r;
 
 	if (whole && aligned) {
-		r = pwrite_all(buf, whole, off);
+		r = bd_pwrite_full(fd, buf, whole, off);
 		if (r < 0)
 			return r;
 	} else {
 		for (size_t i = 0; i < whole; i += RAW_BLOCK) {
 			memcpy(bounce, (const uint8_t *)buf + i, RAW_BLOCK);
-			r = pwrite_all(bounce, RAW_BLOCK, off + i);
+			r = bd_pwrite_full(fd, bounce, RAW_BLOCK, off + i);
 			if (r < 0)
 				return r;
 		}
@@ -217,7 +180,7 @@ write_blocks(const void *buf, size_t len, uint64_t off)
 	if (len > whole) {
 		memset(bounce, 0, RAW_BLOCK);
 		memcpy(bounce, (const uint8_t *)buf + whole, len - whole);
-		r = pwrite_all(bounce, RAW_BLOCK, off + whole);
+		r = bd_pwrite_full(fd, bounce, RAW_BLOCK, off + whole);
 		if (r < 0)
 			return r;
 	}
@@ -233,14 +196,15 @@ write_signature(const struct raw_signature *sig)
 	memset(b, 0, RAW_BLOCK);
 	if (sig) {
 		memcpy(b, RAW_MAGIC, 16);
-		bd_put32(b + RAW_SIG_VERSION_AT, RAW_SIG_VERSION);
-		bd_put64(b + RAW_SIG_STREAM_OFFSET_AT, sig->stream_offset);
-		bd_put64(b + RAW_SIG_STREAM_LENGTH_AT, sig->stream_length);
-		bd_put64(b + RAW_SIG_HEADER_OFFSET_AT, sig->header_offset);
-		bd_put64(b + RAW_SIG_HEADER_LENGTH_AT, sig->header_length);
-		bd_put32(b + RAW_SIG_CRC_AT, crc32c(0, b, RAW_BLOCK));
+		torpor_put_le32(b + RAW_SIG_VERSION_AT, RAW_SIG_VERSION);
+		torpor_put_le64(b + RAW_SIG_STREAM_OFFSET_AT, sig->stream_offset);
+		torpor_put_le64(b + RAW_SIG_STREAM_LENGTH_AT, sig->stream_length);
+		torpor_put_le64(b + RAW_SIG_HEADER_OFFSET_AT, sig->header_offset);
+		torpor_put_le64(b + RAW_SIG_HEADER_LENGTH_AT, sig->header_length);
+		torpor_put_le32(b + RAW_SIG_CRC_AT,
+				bd_crc_without(b, RAW_BLOCK, RAW_SIG_CRC_AT));
 	}
-	r = pwrite_all(b, RAW_BLOCK, 0);
+	r = bd_pwrite_full(fd, b, RAW_BLOCK, 0);
 	if (r == 0 && fdatasync(fd) < 0)
 		r = -errno;
 	return r;
@@ -249,7 +213,8 @@ write_signature(const struct raw_signature *sig)
 static int
 raw_reserve(uint64_t expected)
 {
-	uint64_t need = RAW_STREAM_OFFSET + bd_round_up(expected, RAW_BLOCK) + TORPOR_IMAGE_MAX_HEADER;
+	uint64_t need = RAW_STREAM_OFFSET + bd_round_up(expected, RAW_BLOCK) +
+			TORPOR_IMAGE_MAX_HEADER;
 	uint64_t avail;
 	int r;
 
@@ -361,24 +326,21 @@ raw_find(void)
 		return -EINVAL;
 	}
 	b = bounce;
-	r = pread_all(b, RAW_BLOCK, 0);
+	r = bd_pread_full(fd, b, RAW_BLOCK, 0);
 	if (r < 0)
 		return r;
 	if (memcmp(b, RAW_MAGIC, 16) != 0)
 		return 0;
-	found.stream_offset = bd_get64(b + RAW_SIG_STREAM_OFFSET_AT);
-	found.stream_length = bd_get64(b + RAW_SIG_STREAM_LENGTH_AT);
-	found.header_offset = bd_get64(b + RAW_SIG_HEADER_OFFSET_AT);
-	found.header_length = bd_get64(b + RAW_SIG_HEADER_LENGTH_AT);
-	{
-		uint32_t crc = bd_get32(b + RAW_SIG_CRC_AT);
-
-		bd_put32(b + RAW_SIG_CRC_AT, 0);
-		if (crc != crc32c(0, b, RAW_BLOCK) || bd_get32(b + RAW_SIG_VERSION_AT) != RAW_SIG_VERSION) {
-			host->log(TORPOR_LOG_ERR, "raw", "signature block of %s is corrupt (checksum or version)",
-				  device);
-			return 1;	/* an image is there: read_header refuses it */
-		}
+	found.stream_offset = torpor_get_le64(b + RAW_SIG_STREAM_OFFSET_AT);
+	found.stream_length = torpor_get_le64(b + RAW_SIG_STREAM_LENGTH_AT);
+	found.header_offset = torpor_get_le64(b + RAW_SIG_HEADER_OFFSET_AT);
+	found.header_length = torpor_get_le64(b + RAW_SIG_HEADER_LENGTH_AT);
+	if (torpor_get_le32(b + RAW_SIG_CRC_AT) !=
+	    bd_crc_without(b, RAW_BLOCK, RAW_SIG_CRC_AT) ||
+	    torpor_get_le32(b + RAW_SIG_VERSION_AT) != RAW_SIG_VERSION) {
+		host->log(TORPOR_LOG_ERR, "raw", "signature block of %s is corrupt (checksum or version)",
+			  device);
+		return 1;	/* an image is there: read_header refuses it */
 	}
 	have_found = true;
 	return 1;
@@ -408,7 +370,7 @@ raw_read_header(void *buf, size_t size, size_t *ret_len)
 	if (raw_reopen(false) < 0)
 		return -EIO;
 	*ret_len = found.header_length;
-	return pread_all(buf, found.header_length, found.header_offset);
+	return bd_pread_full(fd, buf, found.header_length, found.header_offset);
 }
 
 static int
@@ -419,7 +381,7 @@ raw_read(uint64_t offset, void *buf, size_t len)
 		return -ENODATA;
 	if (raw_reopen(false) < 0)
 		return -EIO;
-	return pread_all(buf, len, found.stream_offset + offset);
+	return bd_pread_full(fd, buf, len, found.stream_offset + offset);
 }
 
 static int
@@ -462,11 +424,8 @@ raw_resume_args(char *buf, size_t size)
 static int
 raw_print_debug_info(char *buf, size_t size)
 {
-	int n = snprintf(buf, size, "raw: device %s", device[0] ? device : "(unset)");
-
-	if (n < 0)
-		return -EIO;
-	return (size_t)n >= size ? (int)size - 1 : n;
+	return torpor_filter_print(buf, size, "raw: device %s",
+				   device[0] ? device : "(unset)");
 }
 
 static int

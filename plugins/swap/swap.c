@@ -30,10 +30,9 @@
 #include <unistd.h>
 
 #include <torpor/plugin.h>
-
+#include <torpor/plugin-util.h>
 
 #include "blockdev.h"
-#include "crc32c.h"
 
 #define SWAP_SIG "SWAPSPACE2"
 #define TORPOR_SIG "TORPOR0001"
@@ -42,6 +41,7 @@
 /* Where torpor's pointer lives, counted back from the end of the header
  * page; the kernel's own swsusp_header uses the same unused stretch. */
 #define TAIL_LEN BD_INDEX_SAVED
+#define TAIL_CRC_AT 12
 #define BADPAGES_AT 1536
 
 static const char *const NAME = "swap";
@@ -241,58 +241,55 @@ locate(const char *s)
 	return 0;
 }
 
+/* At resume the command line names the device and the header page. */
+static int
+use_resume_location(void)
+{
+	int r = bd_resume_location(host, dev_path, sizeof(dev_path), &dev_rdev,
+				   &hdr_phys);
+
+	if (r == -ENOTBLK)
+		LOG(TORPOR_LOG_ERR, "resume= names %s, which is not a block device",
+		    dev_path);
+	if (r == 1)
+		snprintf(spec, sizeof(spec), "%s", dev_path);
+	return r;
+}
+
+/* The configured swap area, else the active one with the most room. */
+static const char *
+configured_area(char *picked, size_t size)
+{
+	const char *s = host->config_get(NAME, "device");
+
+	if (s && *s)
+		return s;
+	if (scan_proc_swaps(NULL, picked, size) < 0)
+		return NULL;
+	return picked;
+}
+
 static int
 swap_initialise(int starting_cycle)
 {
-	const char *resume = host->config_get("torpor", "resume");
-	const char *offset = host->config_get("torpor", "resume_offset");
-	const char *s = host->config_get(NAME, "device");
 	char picked[PATH_MAX];
-	struct stat st;
+	const char *s;
 	int r;
 
 	reset_area();
 	if (!starting_cycle)
 		return 0;
-	if (resume && *resume) {
-		/* The resume location overrides: device and header page. */
-		unsigned long long pages = 0;
-		char *end;
-
-		if (offset && *offset) {
-			errno = 0;
-			pages = strtoull(offset, &end, 10);
-			if (errno || *end || pages > UINT64_MAX / page) {
-				LOG(TORPOR_LOG_ERR, "resume_offset=%s is not a page number", offset);
-				return -EINVAL;
-			}
-		}
-		snprintf(spec, sizeof(spec), "%s", resume);
-		r = bd_resolve(resume, dev_path, sizeof(dev_path));
-		if (r < 0) {
-			LOG(TORPOR_LOG_ERR, "cannot find resume=%s: %s", resume,
-			    r == -ENODEV ? "no such device" : strerror(-r));
-			return r;
-		}
-		if (stat(dev_path, &st) < 0 || !S_ISBLK(st.st_mode)) {
-			LOG(TORPOR_LOG_ERR, "resume=%s (%s) is not a block device", resume,
-			    dev_path);
-			return -ENOTBLK;
-		}
-		dev_rdev = st.st_rdev;
-		hdr_phys = pages * page;
-		return 0;
+	r = use_resume_location();
+	if (r != 0)
+		return r < 0 ? r : 0;
+	s = configured_area(picked, sizeof(picked));
+	if (!s) {
+		LOG(TORPOR_LOG_ERR, "no [swap] device= configured and no active swap area (other than zram) to choose");
+		return -ENODEV;
 	}
-	if (!s || !*s) {
-		r = scan_proc_swaps(NULL, picked, sizeof(picked));
-		if (r < 0) {
-			LOG(TORPOR_LOG_ERR, "no [swap] device= configured and no active swap area (other than zram) to choose");
-			return -ENODEV;
-		}
+	if (s == picked)
 		LOG(TORPOR_LOG_INFO, "using %s, the active swap area with the most free space",
 		    picked);
-		s = picked;
-	}
 	snprintf(spec, sizeof(spec), "%s", s);
 	r = locate(s);
 	if (r < 0)
@@ -319,12 +316,9 @@ open_dev(bool writable)
 {
 	int r;
 
-	if (dev.fd >= 0 && (dev.writable || !writable))
-		return 0;
-	bd_close(&dev);
 	if (!dev_path[0])
 		return -ENODEV;
-	r = bd_open(&dev, dev_path, writable);
+	r = bd_reopen(&dev, dev_path, writable);
 	if (r < 0) {
 		if (r == -ENXIO || r == -ENOENT || r == -ENODEV || r == -ENOMEDIUM)
 			LOG(TORPOR_LOG_ERR, "swap area %s has disappeared: %s cannot be opened or is empty (%s)",
@@ -335,9 +329,11 @@ open_dev(bool writable)
 	return r;
 }
 
+/* The swap header page, in *ret (free() it). */
 static int
-read_page0(uint8_t *buf)
+read_page0(uint8_t **ret)
 {
+	uint8_t *pg;
 	int r;
 
 	if (hdr_phys > dev.size || page > dev.size - hdr_phys) {
@@ -345,11 +341,18 @@ read_page0(uint8_t *buf)
 		    hdr_phys, dev_path, dev.size);
 		return -ERANGE;
 	}
-	r = bd_read(&dev, hdr_phys, buf, page);
-	if (r < 0)
+	pg = malloc(page);
+	if (!pg)
+		return -ENOMEM;
+	r = bd_read(&dev, hdr_phys, pg, page);
+	if (r < 0) {
 		LOG(TORPOR_LOG_ERR, "cannot read the swap header of %s: %s", dev_path,
 		    strerror(-r));
-	return r;
+		free(pg);
+		return r;
+	}
+	*ret = pg;
+	return 0;
 }
 
 /*
@@ -362,18 +365,8 @@ read_page0(uint8_t *buf)
 static void
 drop_file_cache(void)
 {
-	const char *conf = host->config_get(NAME, "device");
-	const char *p = file_path[0] ? file_path : conf;
-	struct stat st;
-	int fd;
-
-	if (!p || p[0] != '/' || stat(p, &st) < 0 || !S_ISREG(st.st_mode))
-		return;
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-		close(fd);
-	}
+	bd_drop_file_cache(file_path[0] ? file_path :
+			   host->config_get(NAME, "device"));
 }
 
 static int
@@ -400,44 +393,25 @@ encode_tail(uint8_t *pg, uint64_t index_phys)
 	uint8_t *t = pg + page - TAIL_LEN;
 
 	memset(t, 0, TAIL_LEN);
-	bd_put64(t, index_phys);
-	bd_put32(t + 8, TAIL_VERSION);
+	torpor_put_le64(t, index_phys);
+	torpor_put_le32(t + 8, TAIL_VERSION);
 	memcpy(t + TAIL_LEN - 10, TORPOR_SIG, 10);
-	bd_put32(t + 12, crc32c(0, t, TAIL_LEN));
+	torpor_put_le32(t + TAIL_CRC_AT, bd_crc_without(t, TAIL_LEN, TAIL_CRC_AT));
 }
 
 static int
 decode_tail(const uint8_t *pg, uint64_t *ret_index)
 {
-	uint8_t t[TAIL_LEN];
+	const uint8_t *t = pg + page - TAIL_LEN;
 
-	memcpy(t, pg + page - TAIL_LEN, TAIL_LEN);
 	if (memcmp(t + TAIL_LEN - 10, TORPOR_SIG, 10) != 0)
 		return -ENOENT;
-	bd_put32(t + 12, 0);
-	if (crc32c(0, t, TAIL_LEN) != bd_get32(pg + page - TAIL_LEN + 12) ||
-	    bd_get32(t + 8) != TAIL_VERSION)
+	if (bd_crc_without(t, TAIL_LEN, TAIL_CRC_AT) !=
+	    torpor_get_le32(t + TAIL_CRC_AT) ||
+	    torpor_get_le32(t + 8) != TAIL_VERSION)
 		return -EBADMSG;
-	*ret_index = bd_get64(t);
+	*ret_index = torpor_get_le64(t);
 	return 0;
-}
-
-/* Read and decode the index block at byte at of the device. */
-static int
-read_index(uint64_t at, struct bd_index *ret)
-{
-	uint8_t *blk;
-	int r;
-
-	if (at % 512 || at > dev.size || BD_BLOCK > dev.size - at)
-		return -ERANGE;
-	if (posix_memalign((void **)&blk, BD_BLOCK, BD_BLOCK) != 0)
-		return -ENOMEM;
-	r = bd_read(&dev, at, blk, BD_BLOCK);
-	if (r == 0)
-		r = bd_index_decode(blk, INDEX_MAGIC, ret);
-	free(blk);
-	return r;
 }
 
 /* The original tail of a header page that carries torpor's signature:
@@ -451,7 +425,7 @@ original_tail(const uint8_t *pg, uint8_t *ret)
 
 	memset(ret, 0, TAIL_LEN);
 	memcpy(ret + TAIL_LEN - 10, SWAP_SIG, 10);
-	if (decode_tail(pg, &at) < 0 || read_index(at, &ix) < 0)
+	if (decode_tail(pg, &at) < 0 || bd_index_read(&dev, at, INDEX_MAGIC, &ix) < 0)
 		return;
 	if (memcmp(ix.saved + TAIL_LEN - 10, SWAP_SIG, 10) == 0)
 		memcpy(ret, ix.saved, TAIL_LEN);
@@ -468,11 +442,10 @@ restore_swap_signature(void)
 	r = open_dev(true);
 	if (r < 0)
 		return r;
-	pg = malloc(page);
-	if (!pg)
-		return -ENOMEM;
-	r = read_page0(pg);
-	if (r == 0 && memcmp(pg + page - 10, TORPOR_SIG, 10) == 0) {
+	r = read_page0(&pg);
+	if (r < 0)
+		return r;
+	if (memcmp(pg + page - 10, TORPOR_SIG, 10) == 0) {
 		uint8_t tail[TAIL_LEN];
 
 		if (img.found && !img.corrupt)
@@ -506,25 +479,19 @@ sim_free_bytes(void)
 	return ((uint64_t)last_page - nr_bad) * page;
 }
 
+/* The area as it is now: open, its logical space known, its header
+ * page read, still the one initialise() chose.  st: the area's inode. */
 static int
-swap_reserve(uint64_t expected)
+open_area(struct stat *st)
 {
-	uint64_t need, avail;
+	const char *what = file_path[0] ? file_path : dev_path;
 	char uuid[40];
-	struct stat st;
-	int active, r;
+	int r;
 
-	reset_write_state();
-	bd_image_clear(&img);
-	if (!have_area) {
-		LOG(TORPOR_LOG_ERR, "no swap area to write to (initialise found none)");
-		return -ENODEV;
-	}
-	kernel_mode = host->snapshot_kind() == TORPOR_SNAPSHOT_KERNEL;
-	if (stat(file_path[0] ? file_path : dev_path, &st) < 0) {
+	if (stat(what, st) < 0) {
 		r = -errno;
 		LOG(TORPOR_LOG_ERR, "swap area %s has disappeared: %s: %s", spec,
-		    file_path[0] ? file_path : dev_path, strerror(errno));
+		    what, strerror(errno));
 		return r;
 	}
 	r = open_dev(true);
@@ -536,18 +503,25 @@ swap_reserve(uint64_t expected)
 		if (r < 0)
 			return r;
 	}
-	hdr_page = malloc(page);
-	if (!hdr_page)
-		return -ENOMEM;
-	r = read_page0(hdr_page);
+	r = read_page0(&hdr_page);
 	if (r < 0)
 		return r;
-	if (area_uuid[0] && (bd_uuid_of(file_path[0] ? file_path : dev_path, uuid,
-				      sizeof(uuid)) < 0 || strcmp(uuid, area_uuid) != 0)) {
+	if (area_uuid[0] && (bd_uuid_of(what, uuid, sizeof(uuid)) < 0 ||
+			     strcmp(uuid, area_uuid) != 0)) {
 		LOG(TORPOR_LOG_ERR, "swap area %s has changed since it was chosen (UUID %s is gone)",
 		    spec, area_uuid);
 		return -ENODEV;
 	}
+	return 0;
+}
+
+/* Take the header page over: drop an older image, keep the original
+ * tail, read the size and the bad pages. */
+static int
+parse_swap_header(void)
+{
+	int r;
+
 	if (memcmp(hdr_page + page - 10, TORPOR_SIG, 10) == 0) {
 		/* An image nobody resumed: it must not survive a cycle that
 		 * fails half-way, and its pages are about to be reused. */
@@ -563,9 +537,9 @@ swap_reserve(uint64_t expected)
 		return -EINVAL;
 	}
 	memcpy(saved_tail, hdr_page + page - TAIL_LEN, TAIL_LEN);
-	last_page = bd_get32(hdr_page + 1028);
-	nr_bad = bd_get32(hdr_page + 1032);
-	if (bd_get32(hdr_page + 1024) != 1 ||
+	last_page = torpor_get_le32(hdr_page + 1028);
+	nr_bad = torpor_get_le32(hdr_page + 1032);
+	if (torpor_get_le32(hdr_page + 1024) != 1 ||
 	    (uint64_t)BADPAGES_AT + 4ull * nr_bad > page - TAIL_LEN) {
 		LOG(TORPOR_LOG_ERR, "swap header of %s is not version 1 or its bad-page list reaches torpor's tail",
 		    spec);
@@ -576,38 +550,68 @@ swap_reserve(uint64_t expected)
 		if (!bad)
 			return -ENOMEM;
 		for (uint32_t i = 0; i < nr_bad; i++)
-			bad[i] = bd_get32(hdr_page + BADPAGES_AT + 4 * i);
+			bad[i] = torpor_get_le32(hdr_page + BADPAGES_AT + 4 * i);
 	}
 	if ((uint64_t)last_page + 1 > area.total / page) {
 		LOG(TORPOR_LOG_ERR, "swap header of %s says %u pages, the area holds %" PRIu64,
 		    spec, last_page + 1, area.total / page);
 		return -EINVAL;
 	}
+	return 0;
+}
 
-	active = scan_proc_swaps(&st, NULL, 0);
-	if (kernel_mode) {
-		r = host->swap_set_area(bd_kernel_dev(dev_rdev), hdr_phys);
-		if (r < 0) {
-			LOG(TORPOR_LOG_ERR, "the kernel refused swap area %s (%s at byte %" PRIu64 ")%s: %s",
-			    spec, dev_path, hdr_phys,
-			    active == 0 ? "; it is not active: swapon it first" : "",
-			    strerror(-r));
-			return r;
-		}
-		{
-			int64_t a = host->swap_avail();
+/* Free bytes of the area: the kernel's count (once it knows the area),
+ * or, with the simulated source, what the header leaves free. */
+static int
+free_space(const struct stat *st, uint64_t *ret)
+{
+	int active = scan_proc_swaps(st, NULL, 0);
+	int64_t a;
+	int r;
 
-			avail = a > 0 ? (uint64_t)a : 0;
-		}
-	} else {
+	if (!kernel_mode) {
 		if (active) {
 			LOG(TORPOR_LOG_ERR, "swap area %s is in use by the kernel: with the simulated snapshot source torpor cannot tell which of its pages are free; run swapoff %s first",
 			    spec, file_path[0] ? file_path : dev_path);
 			return -EBUSY;
 		}
-		avail = sim_free_bytes();
+		*ret = sim_free_bytes();
+		return 0;
 	}
+	r = host->swap_set_area(bd_kernel_dev(dev_rdev), hdr_phys);
+	if (r < 0) {
+		LOG(TORPOR_LOG_ERR, "the kernel refused swap area %s (%s at byte %" PRIu64 ")%s: %s",
+		    spec, dev_path, hdr_phys,
+		    active == 0 ? "; it is not active: swapon it first" : "",
+		    strerror(-r));
+		return r;
+	}
+	a = host->swap_avail();
+	*ret = a > 0 ? (uint64_t)a : 0;
+	return 0;
+}
 
+static int
+swap_reserve(uint64_t expected)
+{
+	uint64_t need, avail = 0;
+	struct stat st;
+	int r;
+
+	reset_write_state();
+	bd_image_clear(&img);
+	if (!have_area) {
+		LOG(TORPOR_LOG_ERR, "no swap area to write to (initialise found none)");
+		return -ENODEV;
+	}
+	kernel_mode = host->snapshot_kind() == TORPOR_SNAPSHOT_KERNEL;
+	r = open_area(&st);
+	if (r == 0)
+		r = parse_swap_header();
+	if (r == 0)
+		r = free_space(&st, &avail);
+	if (r < 0)
+		return r;
 	/* The stream, the header (at most TORPOR_IMAGE_MAX_HEADER) and the index. */
 	need = bd_round_up(expected, page) + TORPOR_IMAGE_MAX_HEADER + page;
 	if (need > avail) {
@@ -617,9 +621,7 @@ swap_reserve(uint64_t expected)
 	}
 	LOG(TORPOR_LOG_INFO, "image of %" PRIu64 " bytes expected: need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
 	    expected, (need + (1 << 20) - 1) >> 20, avail >> 20, spec);
-	r = bd_stream_init(&out, page);
-	if (r < 0)
-		return r;
+	bd_stream_start(&out, page);
 	cursor = 1;
 	reserved = true;
 	return 0;
@@ -730,7 +732,6 @@ swap_commit(const void *header, size_t len)
 {
 	struct bd_index ix = { 0 };
 	struct bd_map index_at = { 0 };
-	uint8_t *blk = NULL;
 	int r;
 
 	if (!reserved)
@@ -751,41 +752,22 @@ swap_commit(const void *header, size_t len)
 		goto out;
 	ix.header_len = len;
 	memcpy(ix.saved, saved_tail, TAIL_LEN);
-	if (posix_memalign((void **)&blk, BD_BLOCK, BD_BLOCK) != 0) {
-		blk = NULL;
-		r = -ENOMEM;
-		goto out;
-	}
-	bd_index_encode(&ix, INDEX_MAGIC, blk);
-	r = bd_write(&dev, index_at.runs[0].phys, blk, BD_BLOCK);
-	/* Everything the signature points at is on the disk before the
-	 * signature is. */
-	if (r == 0)
-		r = bd_sync(&dev);
+	/* Everything the signature points at is on the disk (synced)
+	 * before the signature is. */
+	r = bd_index_write(&dev, index_at.runs[0].phys, INDEX_MAGIC, &ix);
 	if (r < 0)
 		goto out;
 	encode_tail(hdr_page, index_at.runs[0].phys);
 	r = write_page0(hdr_page);
 	if (r < 0)
 		goto out;
-
-	/* The image can be read back at once (the simulated cycle goes on
-	 * as after a resume). */
-	bd_image_clear(&img);
-	img.found = true;
-	img.ix = ix;
-	ix.header.runs = NULL;
-	img.stream = stream;
-	img.stream_len = out.written;
-	img.have_stream = true;
-	memset(&stream, 0, sizeof(stream));
+	bd_image_committed(&img, &ix, &stream, out.written);
 	reserved = false;
 out:
 	if (r < 0)
 		LOG(TORPOR_LOG_ERR, "commit to %s failed: %s", spec, strerror(-r));
 	bd_map_clear(&ix.header);
 	bd_map_clear(&index_at);
-	free(blk);
 	return r;
 }
 
@@ -809,12 +791,9 @@ swap_find(void)
 	r = open_dev(false);
 	if (r < 0)
 		return r;
-	pg = malloc(page);
-	if (!pg)
-		return -ENOMEM;
-	r = read_page0(pg);
+	r = read_page0(&pg);
 	if (r < 0)
-		goto out;
+		return r;
 	if (memcmp(pg + page - 10, TORPOR_SIG, 10) != 0) {
 		if (memcmp(pg + page - 10, SWAP_SIG, 10) != 0)
 			LOG(TORPOR_LOG_WARNING, "%s at byte %" PRIu64 " holds neither a swap nor a torpor signature",
@@ -825,7 +804,7 @@ swap_find(void)
 	img.found = true;
 	r = decode_tail(pg, &at);
 	if (r == 0)
-		r = read_index(at, &img.ix);
+		r = bd_index_read(&dev, at, INDEX_MAGIC, &img.ix);
 	if (r < 0) {
 		LOG(TORPOR_LOG_ERR, "%s carries torpor's signature, but what it points at is corrupt (%s)",
 		    spec, strerror(-r));
@@ -894,38 +873,23 @@ swap_rewrite_header(const void *header, size_t len)
 static int
 swap_resume_args(char *buf, size_t size)
 {
-	const char *s = host->config_get(NAME, "device");
-	char picked[PATH_MAX], uuid[40];
+	char picked[PATH_MAX];
 	bool own = !have_area;
-	int n, r = 0;
+	const char *s;
+	int r = 0;
 
 	if (own) {
-		if (!s || !*s) {
-			if (scan_proc_swaps(NULL, picked, sizeof(picked)) < 0) {
-				LOG(TORPOR_LOG_ERR, "no [swap] device= configured and no active swap area to name");
-				return -ENODEV;
-			}
-			s = picked;
+		s = configured_area(picked, sizeof(picked));
+		if (!s) {
+			LOG(TORPOR_LOG_ERR, "no [swap] device= configured and no active swap area to name");
+			return -ENODEV;
 		}
 		snprintf(spec, sizeof(spec), "%s", s);
 		r = locate(s);
-		if (r < 0)
-			goto out;
 	}
-	if (hdr_phys % page) {
-		r = -EINVAL;
-		goto out;
-	}
-	if (bd_uuid_of(dev_path, uuid, sizeof(uuid)) == 0)
-		n = snprintf(buf, size, "resume=UUID=%s", uuid);
-	else
-		n = snprintf(buf, size, "resume=%s", dev_path);
-	if (n >= 0 && (size_t)n < size && hdr_phys)
-		n += snprintf(buf + n, size - (size_t)n, " resume_offset=%" PRIu64,
-			      hdr_phys / page);
-	if (n < 0 || (size_t)n >= size)
-		r = -ENOBUFS;
-out:
+	if (r == 0)
+		r = hdr_phys % page ? -EINVAL :
+		    bd_resume_words(dev_path, hdr_phys, page, buf, size);
 	if (own)
 		reset_area();
 	return r;
@@ -935,20 +899,16 @@ static int
 swap_print_debug_info(char *buf, size_t size)
 {
 	const char *s = host ? host->config_get(NAME, "device") : NULL;
-	int n = snprintf(buf, size, "swap: device %s", s && *s ? s : "(auto: /proc/swaps)");
 
-	if (n < 0)
-		return -EIO;
-	return (size_t)n >= size ? (int)size - 1 : n;
+	return torpor_filter_print(buf, size, "swap: device %s",
+				   s && *s ? s : "(auto: /proc/swaps)");
 }
 
 static int
 swap_load(const struct torpor_host *h)
 {
-	long ps = sysconf(_SC_PAGESIZE);
-
 	host = h;
-	page = ps >= (long)BD_BLOCK ? (uint32_t)ps : BD_BLOCK;
+	page = bd_page_size();
 	bd_init(&dev);
 	memset(&img, 0, sizeof(img));
 	memset(&out, 0, sizeof(out));

@@ -1,14 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Block-device helpers shared by the swap and file writers.  This file is
- * compiled into each of those plugins (never into the core), so nothing
- * here logs: functions return -errno and, where the reason is not obvious
- * from the errno, write one into a caller's buffer.
+ * torpor-blockdev: the block-device library.  The swap, file and raw
+ * writers link it (a static, position-independent library), and so do
+ * `torpor file-setup` and the core, whose resolve_device and
+ * resume_location host services are bd_resolve().  Nothing here logs:
+ * functions return -errno and, where the reason is not obvious from the
+ * errno, write one into a caller's buffer; the caller decides what to say.
  *
- * Both writers keep the image at physical byte offsets of one block
- * device, described by a run list (struct bd_map).  The resume side knows
- * only the device and the offset of a signature; everything else is found
- * by following pointers written by the hibernating side:
+ * One header for the whole library: its areas share struct bd_dev and
+ * struct bd_map, and a writer uses nearly all of them.  The sources are
+ * split by area: names.c, io.c, run-list.c, image-layout.c (blob, index,
+ * image read back), file-map.c, stream.c and writer.c (what the swap and
+ * file writers share).
+ *
+ * The swap and file writers keep the image at physical byte offsets of
+ * one block device, described by a run list (struct bd_map).  The resume
+ * side knows only the device and the offset of a signature; everything
+ * else is found by following pointers written by the hibernating side:
  *
  *   signature --> index block (one 4 KiB block: where the header lies)
  *             --> image header (its writer blob: the data stream's runs)
@@ -22,6 +30,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <torpor/plugin.h>
+
 /* Every offset the writers use is a multiple of this, and so is the unit
  * of O_DIRECT I/O (it covers every logical block size up to 4 KiB). */
 #define BD_BLOCK 4096u
@@ -29,7 +39,7 @@
 /* Largest single transfer, and the size of each device's bounce buffer. */
 #define BD_IO_MAX (1u << 20)
 
-/* ---- naming devices ---------------------------------------------------- */
+/* ---- naming devices ------------------------------------------------------ */
 
 /*
  * Turn a device specification (a path, UUID=, LABEL=, PARTUUID=,
@@ -54,7 +64,7 @@ uint32_t bd_kernel_dev(dev_t dev);
  */
 int bd_uuid_of(const char *path, char *buf, size_t size);
 
-/* ---- I/O --------------------------------------------------------------- */
+/* ---- I/O ----------------------------------------------------------------- */
 
 struct bd_dev {
 	int fd;			/* O_DIRECT */
@@ -73,6 +83,9 @@ int bd_open(struct bd_dev *d, const char *path, bool writable);
 
 void bd_close(struct bd_dev *d);
 
+/* Keep d when it is open on path and writable enough, else (re)open it. */
+int bd_reopen(struct bd_dev *d, const char *path, bool writable);
+
 /* Read len bytes at any byte offset into any buffer. */
 int bd_read(struct bd_dev *d, uint64_t off, void *buf, size_t len);
 
@@ -82,6 +95,11 @@ int bd_write(struct bd_dev *d, uint64_t off, const void *buf, size_t len);
 
 /* Flush the device's write cache. */
 int bd_sync(struct bd_dev *d);
+
+/* pread / pwrite all of len bytes at off of any fd, across short
+ * transfers and EINTR; -ENODATA when a read meets the end. */
+int bd_pread_full(int fd, void *buf, size_t len, uint64_t off);
+int bd_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
 
 /* ---- run lists ----------------------------------------------------------- */
 
@@ -122,12 +140,15 @@ bool bd_map_inside(const struct bd_map *m, uint64_t dev_size);
  *   24 runs[n] { phys u64, len u64 }
  */
 size_t bd_map_blob_size(size_t n_runs);
+/* The blob's length in bytes, or -ENOBUFS when size is too small. */
 int bd_map_save(const struct bd_map *m, uint64_t stream_len, uint8_t *buf,
 		size_t size);
+/* 0 and *ret (free with bd_map_clear), or -EBADMSG when the blob is not
+ * one or does not check out. */
 int bd_map_load(const uint8_t *buf, size_t len, struct bd_map *ret,
 		uint64_t *ret_stream_len);
 
-/* ---- the index block ------------------------------------------------------ */
+/* ---- the index block ----------------------------------------------------- */
 
 /*
  * One BD_BLOCK block that says where the image header lies.  The swap
@@ -158,28 +179,51 @@ void bd_index_encode(const struct bd_index *ix, const char magic[8],
 int bd_index_decode(const uint8_t *block, const char magic[8],
 		    struct bd_index *ret);
 
-/* ---- writing a stream in whole blocks ------------------------------------- */
+/* Read and decode the index block at byte at of d: as bd_index_decode,
+ * and -ERANGE when the block does not lie inside d on a 512-byte
+ * boundary. */
+int bd_index_read(struct bd_dev *d, uint64_t at, const char magic[8],
+		  struct bd_index *ret);
 
-/* Hands the data stream on in multiples of unit bytes (a page for swap):
- * allocation and O_DIRECT both want whole blocks, while the core may hand
- * any length. */
+/* Encode ix (NULL: a zeroed block) at byte at of d and sync. */
+int bd_index_write(struct bd_dev *d, uint64_t at, const char magic[8],
+		   const struct bd_index *ix);
+
+/* CRC32C of len bytes of buf, with the 4-byte field at field_at (where
+ * the CRC itself is kept) read as zeros. */
+uint32_t bd_crc_without(const uint8_t *buf, size_t len, size_t field_at);
+
+/* ---- writing a stream in whole blocks ------------------------------------ */
+
+/*
+ * The data stream on its way to the device, in whole units (a page for
+ * swap, a block for file): allocation and O_DIRECT both want them.  The
+ * core hands write() buffers aligned to TORPOR_WRITE_ALIGN and lengths that
+ * are multiples of it until the last call (plugin.h), so whole units go to
+ * emit straight from the caller's buffer, without a copy; only a partial
+ * unit at the end is kept, in a tail of one unit that bd_stream_flush()
+ * zero-pads.  Input that breaks the contract (data after a partial unit,
+ * a misaligned buffer) is still written correctly, through the tail and
+ * bd_write()'s bounce buffer, only slower.
+ */
 typedef int (*bd_emit_fn)(void *ctx, const uint8_t *p, size_t n);
 
 struct bd_stream {
 	size_t unit;
-	uint8_t *pend;		/* unit bytes, aligned */
-	size_t pend_len;
+	uint8_t *tail;		/* unit bytes, aligned, on first need */
+	size_t tail_len;
 	uint64_t written;	/* bytes accepted */
 };
 
-int bd_stream_init(struct bd_stream *s, size_t unit);
+/* Start an empty stream of units of unit bytes (a multiple of BD_BLOCK). */
+void bd_stream_start(struct bd_stream *s, size_t unit);
 void bd_stream_free(struct bd_stream *s);
 int bd_stream_write(struct bd_stream *s, const void *buf, size_t len,
 		    bd_emit_fn emit, void *ctx);
 /* Emit what is pending, zero-padded to a unit. */
 int bd_stream_flush(struct bd_stream *s, bd_emit_fn emit, void *ctx);
 
-/* ---- reading an image back ------------------------------------------------ */
+/* ---- reading an image back ----------------------------------------------- */
 
 /* What find() located and load_config() restored. */
 struct bd_image {
@@ -192,6 +236,11 @@ struct bd_image {
 };
 
 void bd_image_clear(struct bd_image *im);
+
+/* What commit() just wrote, readable at once (the simulated cycle goes on
+ * as after a resume): im takes over ix->header and *stream. */
+void bd_image_committed(struct bd_image *im, struct bd_index *ix,
+			struct bd_map *stream, uint64_t stream_len);
 int bd_image_read_header(struct bd_dev *d, const struct bd_image *im,
 			 void *buf, size_t size, size_t *ret_len);
 int bd_image_load_config(struct bd_image *im, const uint8_t *buf,
@@ -201,7 +250,7 @@ int bd_image_read(struct bd_dev *d, const struct bd_image *im,
 int bd_image_rewrite_header(struct bd_dev *d, const struct bd_image *im,
 			    const void *header, size_t len);
 
-/* ---- files ----------------------------------------------------------------- */
+/* ---- files --------------------------------------------------------------- */
 
 /*
  * The physical runs of file bytes [0, len) of the open file fd, from
@@ -217,12 +266,37 @@ int bd_file_map(int fd, uint64_t len, struct bd_map *ret, char *why,
  * with the reason in why. */
 int bd_check_fs(int fd, char *why, size_t why_size);
 
-/* ---- small helpers --------------------------------------------------------- */
+/* ---- what the swap and file writers share -------------------------------- */
 
-void bd_put32(uint8_t *p, uint32_t v);
-void bd_put64(uint8_t *p, uint64_t v);
-uint32_t bd_get32(const uint8_t *p);
-uint64_t bd_get64(const uint8_t *p);
+/* The unit of swap pages and of resume_offset=: the page size, at least
+ * BD_BLOCK. */
+uint32_t bd_page_size(void);
+
+/*
+ * The image location the kernel command line gives (the host's
+ * resume_location service): 1 with the block device's path in dev, its
+ * number in *ret_rdev and the signature's byte offset in *ret_offset; 0
+ * when the command line names none; -ENOTBLK when it names something that
+ * is not a block device (with the path in dev); another -errno (logged by
+ * the host) when it cannot be found.
+ */
+int bd_resume_location(const struct torpor_host *host, char *dev,
+		       size_t size, dev_t *ret_rdev, uint64_t *ret_offset);
+
+/* The kernel command line words that find an image whose signature is at
+ * byte offset (a multiple of page) of dev_path: resume=UUID=... when the
+ * device has a UUID, else resume=PATH, then resume_offset=PAGES unless
+ * offset is 0.  -ENOBUFS when buf is too small. */
+int bd_resume_words(const char *dev_path, uint64_t offset, uint32_t page,
+		    char *buf, size_t size);
+
+/* swapon, blkid and the filesystem read a file through its page cache,
+ * which did not see the writes to the device below: drop it, when path
+ * names an existing regular file. */
+void bd_drop_file_cache(const char *path);
+
+/* ---- small helpers ------------------------------------------------------- */
+
 uint64_t bd_round_up(uint64_t v, uint64_t to);
 
 #endif

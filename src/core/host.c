@@ -101,13 +101,8 @@ host_config_get(const char *section, const char *key)
 
 	if (!section || !key)
 		return NULL;
-	if (strcmp(section, "torpor") == 0) {
-		if (strcmp(key, "resume") == 0)
-			return host_resume;
-		if (strcmp(key, "resume_offset") == 0)
-			return host_resume_offset;
+	if (strcmp(section, "torpor") == 0)
 		return host_config ? config_get(host_config, section, key) : NULL;
-	}
 	e = host_registry ? registry_find(host_registry, section) : NULL;
 	if (e)
 		return config_get_for(host_config, &e->ops, key);

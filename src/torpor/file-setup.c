@@ -28,8 +28,8 @@
 #include "config.h"
 #include "log.h"
 
-/* The writers' block-device helpers, compiled into this program too: the
- * checks here must be exactly the ones the file writer applies. */
+/* The block-device library the file writer links: the checks here must be
+ * exactly the ones the writer applies. */
 #include "blockdev.h"
 
 int torpor_file_setup_main(int argc, char **argv);
@@ -114,8 +114,13 @@ make_parent(const char *path)
 	return r;
 }
 
-int
-torpor_file_setup_main(int argc, char **argv)
+struct file_setup_args {
+	const char *config, *path, *size;
+};
+
+/* 0 to go on, 1 after --help, -EINVAL after a wrong word (said). */
+static int
+parse_args(int argc, char **argv, struct file_setup_args *a)
 {
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -125,144 +130,170 @@ torpor_file_setup_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *arg_config = NULL, *arg_path = NULL, *arg_size = NULL;
-	struct torpor_config *cfg = NULL;
-	const char *path, *size_s;
-	char why[512], node[PATH_MAX], uuid[40];
-	struct bd_map map = { 0 };
-	uint64_t size = 0;
-	struct stat st;
-	long page = sysconf(_SC_PAGESIZE);
-	int c, fd = -1, r;
+	int c;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "c:p:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			arg_config = optarg;
+			a->config = optarg;
 			break;
 		case 'p':
 			break;	/* accepted like every command; no plugin is used */
 		case 'P':
-			arg_path = optarg;
+			a->path = optarg;
 			break;
 		case 'S':
-			arg_size = optarg;
+			a->size = optarg;
 			break;
 		case 'h':
 			file_setup_usage(stdout);
-			return EXIT_SUCCESS;
+			return 1;
 		default:
 			fprintf(stderr, "Try 'torpor file-setup --help'.\n");
-			return EXIT_FAILURE;
+			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
 		log_error("file-setup: unexpected argument '%s'", argv[optind]);
-		return EXIT_FAILURE;
+		return -EINVAL;
 	}
-	r = config_load(arg_config, arg_config == NULL, &cfg);
-	if (r < 0)
-		return EXIT_FAILURE;
-	path = arg_path ? arg_path : config_get(cfg, "file", "path");
+	return 0;
+}
+
+/* The file and its size: from the options, else the configuration, else
+ * (the size) the file as it is.  Logs why not. */
+static int
+choose_file(const struct file_setup_args *a, const struct torpor_config *cfg,
+	    const char **ret_path, uint64_t *ret_size)
+{
+	const char *path, *size_s;
+	uint64_t size = 0;
+	struct stat st;
+
+	path = a->path ? a->path : config_get(cfg, "file", "path");
 	if (!path || !*path)
 		path = FILE_SETUP_DEFAULT_PATH;
 	if (path[0] != '/') {
 		log_error("file-setup: the image file must be an absolute path, not '%s'", path);
-		goto fail;
+		return -EINVAL;
 	}
-	size_s = arg_size ? arg_size : config_get(cfg, "file", "size");
+	size_s = a->size ? a->size : config_get(cfg, "file", "size");
 	if (size_s && (config_parse_size(size_s, &size) < 0 || size < (1u << 20))) {
 		log_error("file-setup: size '%s' is not a size of at least 1M", size_s);
-		goto fail;
+		return -EINVAL;
 	}
 	if (!size_s) {
-		if (stat(path, &st) == 0 && st.st_size > 0) {
-			size = (uint64_t)st.st_size;
-		} else {
+		if (stat(path, &st) < 0 || st.st_size <= 0) {
 			log_error("file-setup: no size given: pass --size or set [file] size= in %s",
 				  cfg->path ? cfg->path : TORPOR_DEFAULT_CONFIG);
-			goto fail;
+			return -EINVAL;
 		}
+		size = (uint64_t)st.st_size;
 	}
-	size = bd_round_up(size, BD_BLOCK);
+	*ret_path = path;
+	*ret_size = bd_round_up(size, BD_BLOCK);
+	return 0;
+}
+
+/* Create, allocate and write through the file; its fd, or -errno
+ * (logged). */
+static int
+allocate_file(const char *path, uint64_t size)
+{
+	char why[512];
+	struct stat st;
+	int fd, r;
 
 	r = make_parent(path);
-	if (r < 0) {
-		log_error_errno(r, "file-setup: cannot create the directory of %s: %m", path);
-		goto fail;
-	}
+	if (r < 0)
+		return log_error_errno(r, "file-setup: cannot create the directory of %s: %m", path);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		log_error_errno(-errno, "file-setup: cannot open %s: %m", path);
-		goto fail;
-	}
+	if (fd < 0)
+		return log_error_errno(-errno, "file-setup: cannot open %s: %m", path);
 	/* The file will hold a copy of memory. */
-	if (fchmod(fd, 0600) < 0) {
-		log_error_errno(-errno, "file-setup: cannot make %s private: %m", path);
-		goto fail;
-	}
-	r = bd_check_fs(fd, why, sizeof(why));
-	if (r < 0) {
+	if (fchmod(fd, 0600) < 0)
+		r = log_error_errno(-errno, "file-setup: cannot make %s private: %m", path);
+	else if ((r = bd_check_fs(fd, why, sizeof(why))) < 0)
 		log_error("file-setup: %s %s", path, why);
-		goto fail;
-	}
-	if (fstat(fd, &st) < 0) {
-		log_error_errno(-errno, "file-setup: cannot stat %s: %m", path);
-		goto fail;
-	}
-	if ((uint64_t)st.st_size > size && ftruncate(fd, (off_t)size) < 0) {
-		log_error_errno(-errno, "file-setup: cannot shrink %s: %m", path);
-		goto fail;
-	}
-	r = posix_fallocate(fd, 0, (off_t)size);
-	if (r == ENOSPC) {
+	else if (fstat(fd, &st) < 0)
+		r = log_error_errno(-errno, "file-setup: cannot stat %s: %m", path);
+	else if ((uint64_t)st.st_size > size && ftruncate(fd, (off_t)size) < 0)
+		r = log_error_errno(-errno, "file-setup: cannot shrink %s: %m", path);
+	else if (posix_fallocate(fd, 0, (off_t)size) == ENOSPC) {
 		log_error("file-setup: not enough space for %" PRIu64 " MiB on the filesystem of %s",
 			  size >> 20, path);
-		goto fail;
-	}
-	r = write_through(fd, size);
-	if (r < 0) {
+		r = -ENOSPC;
+	} else if ((r = write_through(fd, size)) < 0)
 		log_error_errno(r, "file-setup: writing %s failed: %m", path);
-		goto fail;
+	if (r < 0) {
+		close(fd);
+		return r;
 	}
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	r = sync_parent(path);
 	if (r < 0)
 		log_warning_errno(r, "file-setup: could not sync the directory of %s: %m", path);
+	return fd;
+}
 
-	/* The writer's own checks, so that a file that passes here is one
-	 * the writer accepts. */
+/* The writer's own checks, so that a file that passes here is one the
+ * writer accepts; then what was done and the kernel command line. */
+static int
+check_and_report(int fd, const char *path, uint64_t size)
+{
+	char why[512], node[PATH_MAX], words[PATH_MAX + 64];
+	struct bd_map map = { 0 };
+	uint32_t page = bd_page_size();
+	struct stat st;
+	int r;
+
 	r = bd_file_map(fd, size, &map, why, sizeof(why));
 	if (r < 0) {
 		log_error("file-setup: %s %s", path, why);
-		goto fail;
+		return r;
 	}
-	r = bd_devnode(st.st_dev, node, sizeof(node));
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else
+		r = bd_devnode(st.st_dev, node, sizeof(node));
 	if (r < 0) {
-		log_error_errno(r, "file-setup: cannot find the block device under %s: %m", path);
-		goto fail;
+		bd_map_clear(&map);
+		return log_error_errno(r, "file-setup: cannot find the block device under %s: %m", path);
 	}
 	printf("file-setup: %s: %" PRIu64 " MiB allocated and written, %zu extent%s on %s\n",
 	       path, size >> 20, map.n, map.n == 1 ? "" : "s", node);
-	if (page > 0 && map.runs[0].phys % (uint64_t)page == 0) {
-		if (bd_uuid_of(node, uuid, sizeof(uuid)) == 0)
-			printf("file-setup: kernel command line: resume=UUID=%s resume_offset=%" PRIu64 "\n",
-			       uuid, map.runs[0].phys / (uint64_t)page);
-		else
-			printf("file-setup: kernel command line: resume=%s resume_offset=%" PRIu64 "\n",
-			       node, map.runs[0].phys / (uint64_t)page);
-	} else {
+	if (map.runs[0].phys % page == 0 &&
+	    bd_resume_words(node, map.runs[0].phys, page, words, sizeof(words)) == 0)
+		printf("file-setup: kernel command line: %s\n", words);
+	else
 		log_warning("file-setup: the file's first block is not page aligned; resume_offset cannot name it");
+	bd_map_clear(&map);
+	return 0;
+}
+
+int
+torpor_file_setup_main(int argc, char **argv)
+{
+	struct file_setup_args a = { 0 };
+	struct torpor_config *cfg = NULL;
+	const char *path;
+	uint64_t size;
+	int fd, r;
+
+	r = parse_args(argc, argv, &a);
+	if (r != 0)
+		return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	r = config_load(a.config, a.config == NULL, &cfg);
+	if (r < 0)
+		return EXIT_FAILURE;
+	r = choose_file(&a, cfg, &path, &size);
+	if (r == 0) {
+		fd = allocate_file(path, size);
+		r = fd < 0 ? fd : check_and_report(fd, path, size);
+		if (fd >= 0)
+			close(fd);
 	}
-	bd_map_clear(&map);
-	close(fd);
 	config_free(cfg);
-	return EXIT_SUCCESS;
-fail:
-	bd_map_clear(&map);
-	if (fd >= 0)
-		close(fd);
-	config_free(cfg);
-	return EXIT_FAILURE;
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -9,7 +9,7 @@
  * Sealed mode (the default): an X25519 key pair, the private key sealed
  * under a passphrase through Argon2id (DIR/crypt.key, 0600) and the public
  * key (DIR/crypt.pub, 0644).  --keyfile: 32 random bytes for keyfile mode
- * (DIR/crypt.keyfile, 0600).  The formats are in plugins/crypt/crypt-format.h
+ * (DIR/crypt.keyfile, 0600).  The formats are in src/crypt-key/crypt-key.h
  * and doc/crypt.md.
  */
 #include <errno.h>
@@ -29,9 +29,8 @@
 #include "log.h"
 #include "passphrase.h"
 
-#include "../../plugins/crypt/crypt-format.h"
-
-int torpor_keygen_main(int argc, char **argv);
+#include "crypt-key.h"
+#include "keygen.h"
 
 /*
  * Long-term keys come from GCRY_VERY_STRONG_RANDOM, which starts
@@ -330,8 +329,10 @@ out:
 	return r;
 }
 
-int
-torpor_keygen_main(int argc, char **argv)
+/* The options into *a: 0 to go on, 1 after --help, -EINVAL after a
+ * wrong word (said). */
+static int
+parse_args(int argc, char **argv, struct keygen_args *a)
 {
 	enum {
 		OPT_PASSPHRASE_FILE = 0x100, OPT_KEYFILE, OPT_MEMORY,
@@ -348,84 +349,97 @@ torpor_keygen_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	int c, r = 0;
+
+	/* Reset getopt: the caller may have parsed its own options. */
+	optind = 0;
+	opterr = 0;
+	while (r == 0 && (c = getopt_long(argc, argv, ":o:fh", options, NULL)) != -1) {
+		switch (c) {
+		case OPT_PASSPHRASE_FILE:
+			a->passphrase_file = optarg;
+			break;
+		case 'o':
+			a->output = optarg;
+			break;
+		case 'f':
+			a->force = true;
+			break;
+		case OPT_KEYFILE:
+			a->keyfile = true;
+			break;
+		case OPT_MEMORY:
+			r = parse_u32("--kdf-memory", optarg, 8,
+				      CRYPT_ARGON2_MAX_MEMORY_KIB, &a->memory_kib);
+			break;
+		case OPT_PASSES:
+			r = parse_u32("--kdf-passes", optarg, 1,
+				      CRYPT_ARGON2_MAX_PASSES, &a->passes);
+			break;
+		case OPT_PARALLEL:
+			r = parse_u32("--kdf-parallelism", optarg, 1,
+				      CRYPT_ARGON2_MAX_PARALLEL, &a->parallel);
+			break;
+		case 'h':
+			keygen_usage(stdout);
+			return 1;
+		case ':':
+			log_error("keygen: %s needs an argument", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			log_error("keygen: unknown option '%s' (torpor keygen --help)",
+				  argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (r < 0)
+		return -EINVAL;
+	if (optind < argc) {
+		log_error("keygen: unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Options that make sense alone but not together, and a libgcrypt that
+ * can do the work. */
+static int
+check_args(const struct keygen_args *a)
+{
+	if (a->memory_kib < 8 * a->parallel) {
+		log_error("keygen: --kdf-memory must be at least 8 KiB per lane (%u)",
+			  8 * a->parallel);
+		return -EINVAL;
+	}
+	if (a->keyfile && a->passphrase_file) {
+		log_error("keygen: --keyfile makes a key without a passphrase; drop --passphrase-file");
+		return -EINVAL;
+	}
+	if (host_init_crypto() < 0)
+		return -EIO;
+	if (!gcry_check_version(CRYPT_GCRYPT_MIN)) {
+		log_error("keygen: libgcrypt %s lacks Argon2 and X25519; %s or later is needed",
+			  gcry_check_version(NULL), CRYPT_GCRYPT_MIN);
+		return -EPROTONOSUPPORT;
+	}
+	return 0;
+}
+
+int
+torpor_keygen_main(int argc, char **argv)
+{
 	struct keygen_args a = {
 		.output = KEYGEN_DEFAULT_DIR,
 		.passes = CRYPT_ARGON2_PASSES,
 		.memory_kib = CRYPT_ARGON2_MEMORY_KIB,
 		.parallel = CRYPT_ARGON2_PARALLEL,
 	};
-	int c, r;
+	int r;
 
-	/* Reset getopt: the caller may have parsed its own options. */
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:fh", options, NULL)) != -1) {
-		switch (c) {
-		case OPT_PASSPHRASE_FILE:
-			a.passphrase_file = optarg;
-			break;
-		case 'o':
-			a.output = optarg;
-			break;
-		case 'f':
-			a.force = true;
-			break;
-		case OPT_KEYFILE:
-			a.keyfile = true;
-			break;
-		case OPT_MEMORY:
-			r = parse_u32("--kdf-memory", optarg, 8,
-				      CRYPT_ARGON2_MAX_MEMORY_KIB, &a.memory_kib);
-			if (r < 0)
-				return EXIT_FAILURE;
-			break;
-		case OPT_PASSES:
-			r = parse_u32("--kdf-passes", optarg, 1,
-				      CRYPT_ARGON2_MAX_PASSES, &a.passes);
-			if (r < 0)
-				return EXIT_FAILURE;
-			break;
-		case OPT_PARALLEL:
-			r = parse_u32("--kdf-parallelism", optarg, 1,
-				      CRYPT_ARGON2_MAX_PARALLEL, &a.parallel);
-			if (r < 0)
-				return EXIT_FAILURE;
-			break;
-		case 'h':
-			keygen_usage(stdout);
-			return EXIT_SUCCESS;
-		case ':':
-			log_error("keygen: %s needs an argument", argv[optind - 1]);
-			return EXIT_FAILURE;
-		default:
-			log_error("keygen: unknown option '%s' (torpor keygen --help)",
-				  argv[optind - 1]);
-			return EXIT_FAILURE;
-		}
-	}
-	if (optind < argc) {
-		log_error("keygen: unexpected argument '%s'", argv[optind]);
-		return EXIT_FAILURE;
-	}
-	if (a.memory_kib < 8 * a.parallel) {
-		log_error("keygen: --kdf-memory must be at least 8 KiB per lane (%u)",
-			  8 * a.parallel);
-		return EXIT_FAILURE;
-	}
-	if (a.keyfile && a.passphrase_file) {
-		log_error("keygen: --keyfile makes a key without a passphrase; drop --passphrase-file");
-		return EXIT_FAILURE;
-	}
-	r = host_init_crypto();
-	if (r < 0)
-		return EXIT_FAILURE;
-	if (!gcry_check_version(CRYPT_GCRYPT_MIN)) {
-		log_error("keygen: libgcrypt %s lacks Argon2 and X25519; %s or later is needed",
-			  gcry_check_version(NULL), CRYPT_GCRYPT_MIN);
-		return EXIT_FAILURE;
-	}
-	r = ensure_dir(a.output);
-	if (r < 0)
+	r = parse_args(argc, argv, &a);
+	if (r != 0)
+		return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	if (check_args(&a) < 0 || ensure_dir(a.output) < 0)
 		return EXIT_FAILURE;
 	if (a.keyfile)
 		return make_keyfile(&a) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -20,7 +20,7 @@
 
 #include "snapshot-internal.h"
 
-#include "../../plugins/crypt/crypt-format.h"
+#include "crypt-key.h"
 
 #define PAGE 4096u
 #define CHUNK_PAGES 32u
@@ -166,7 +166,7 @@ aead_speed(const char *name, int algo, int mode)
 		double t0 = now(), t;
 
 		for (size_t off = 0; off < n; off += chunk) {
-			crypt_put_be64(nonce + 4, off / chunk);
+			torpor_put_be64(nonce + 4, off / chunk);
 			gcry_cipher_setiv(h, nonce, 12);
 			gcry_cipher_authenticate(h, nonce, 12);
 			gcry_cipher_final(h);

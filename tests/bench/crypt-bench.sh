@@ -26,12 +26,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # The sim generator comes from the core; the bench links only it (and the
-# log it may use), dropping the snapshot device code it does not call.
+# log it may use), dropping the snapshot device code it does not call, and
+# the key-format library.
 # shellcheck disable=SC2046
 cc -O2 -D_GNU_SOURCE -std=c11 -ffunction-sections -fdata-sections \
-	-I"$src/include" -I"$src/src/core" -I"$build" \
+	-I"$src/include" -I"$src/src/core" -I"$src/src/crypt-key" -I"$build" \
 	-o "$work/bench" "$src/tests/bench/crypt-bench.c" \
 	"$src/src/core/snapshot-sim.c" "$src/src/core/log.c" \
+	"$src/src/crypt-key/crypt-key.c" \
 	-Wl,--gc-sections \
 	$(pkg-config --cflags --libs libgcrypt) -ldl -lpthread
 

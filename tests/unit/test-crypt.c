@@ -20,12 +20,10 @@
 
 #include <torpor/plugin.h>
 
-#include "../../plugins/crypt/crypt-format.h"
-
-/* keygen.c is part of the torpor program, not of the core library; the
- * unit test builds it in so that it can call torpor_keygen_main().  It
- * also brings the LeakSanitizer suppression for libgcrypt. */
-#include "../../src/torpor/keygen.c"
+#include "crypt-key.h"
+/* torpor keygen, linked from its library (which also brings the
+ * LeakSanitizer suppression for libgcrypt). */
+#include "keygen.h"
 
 #define PAGE 4096u
 #define CHUNK_PAGES 4u

@@ -30,6 +30,8 @@
 
 #include <torpor/plugin.h>
 
+#include "blockdev.h"
+
 #define MiB (1u << 20)
 
 /* ---- the test host ---------------------------------------------------- */
@@ -160,6 +162,25 @@ host_swap_free_pages(void)
 	return kind == TORPOR_SNAPSHOT_KERNEL ? 0 : -EOPNOTSUPP;
 }
 
+/* The kernel command line's resume= and resume_offset=, as
+ * use_resume_words() set them. */
+static char fake_resume[256];
+static uint64_t fake_resume_pages;
+
+static int
+host_resume_location(char *dev, size_t size, uint64_t *ret_offset)
+{
+	int r;
+
+	if (!fake_resume[0])
+		return 0;
+	r = bd_resolve(fake_resume, dev, size);
+	if (r < 0)
+		return r;
+	*ret_offset = fake_resume_pages * (uint64_t)sysconf(_SC_PAGESIZE);
+	return 1;
+}
+
 static const struct torpor_host test_host = {
 	.struct_size = sizeof(struct torpor_host),
 	.abi_version = TORPOR_PLUGIN_ABI_VERSION,
@@ -173,6 +194,7 @@ static const struct torpor_host test_host = {
 	.swap_avail = host_swap_avail,
 	.swap_alloc_page = host_swap_alloc_page,
 	.swap_free_pages = host_swap_free_pages,
+	.resume_location = host_resume_location,
 };
 
 /* ---- shell, cleanup list ------------------------------------------------ */
@@ -266,6 +288,8 @@ unchecked_setup(void)
 	unlink(cleanup_list);
 	/* With CK_FORK=no the tests share one process. */
 	cfg_n = 0;
+	fake_resume[0] = '\0';
+	fake_resume_pages = 0;
 	kind = TORPOR_SNAPSHOT_SIM;
 	fake_set_calls = 0;
 	fake_next = 16;
@@ -521,20 +545,21 @@ read_page0(const char *dev, uint64_t off, uint8_t *buf)
 	close(fd);
 }
 
-/* Parse "resume=X resume_offset=N" into the resume location keys. */
+/* Parse "resume=X resume_offset=N" into what the host's resume_location
+ * service returns. */
 static void
 use_resume_words(const char *words)
 {
 	char copy[512], *tok, *save = NULL;
 
 	snprintf(copy, sizeof(copy), "%s", words);
-	cfg_set("torpor", "resume", NULL);
-	cfg_set("torpor", "resume_offset", NULL);
+	fake_resume[0] = '\0';
+	fake_resume_pages = 0;
 	for (tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
 		if (strncmp(tok, "resume=", 7) == 0)
-			cfg_set("torpor", "resume", tok + 7);
+			snprintf(fake_resume, sizeof(fake_resume), "%s", tok + 7);
 		else if (strncmp(tok, "resume_offset=", 14) == 0)
-			cfg_set("torpor", "resume_offset", tok + 14);
+			fake_resume_pages = strtoull(tok + 14, NULL, 10);
 		else
 			ck_abort_msg("unexpected word '%s' in '%s'", tok, words);
 	}

@@ -1,17 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The crypt filter's file formats and the primitives built on libgcrypt,
- * shared by the plugin (plugins/crypt/crypt.c), `torpor keygen`
- * (src/torpor/keygen.c) and the unit tests.  doc/crypt.md describes every
- * format byte by byte; a change here is a change there.
- *
- * Everything is static inline because the plugin is its own shared module
- * and links nothing from the core, while keygen links no plugin: one header
- * is the only way for both to agree on the formats without a third library.
+ * The crypt filter's key formats and the primitives built on libgcrypt;
+ * see crypt-key.h and doc/crypt.md.
  */
-#ifndef TORPOR_CRYPT_FORMAT_H
-#define TORPOR_CRYPT_FORMAT_H
-
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,129 +11,11 @@
 
 #include <gcrypt.h>
 
-/* Sizes of the primitives. */
-#define CRYPT_KEY_SIZE 32		/* AES-256, X25519 scalars and points */
-#define CRYPT_NONCE_SIZE 12		/* GCM's 96-bit nonce */
-#define CRYPT_TAG_SIZE 16		/* GCM tag */
-#define CRYPT_DIGEST_SIZE 32		/* SHA-256 */
-#define CRYPT_SALT_SIZE 16		/* Argon2id salt */
+#include <torpor/plugin-util.h>
 
-/* Oldest libgcrypt with Argon2 (gcry_kdf_open) and gcry_ecc_mul_point. */
-#define CRYPT_GCRYPT_MIN "1.10.0"
+#include "crypt-key.h"
 
-/*
- * Private key file (sealed mode), binary, CRYPT_SK_FILE_SIZE bytes:
- *   0  magic "TORPORSK"
- *   8  u8 version (1)
- *   9  u8 kdf (1 = Argon2id)
- *  10  u16 reserved, 0
- *  12  u32 LE passes (Argon2 t)
- *  16  u32 LE memory in KiB (Argon2 m)
- *  20  u32 LE parallelism (Argon2 p)
- *  24  salt[16]
- *  40  public key[32] (X25519, in the clear: it is public)
- *  72  nonce[12]
- *  84  encrypted private scalar[32]
- * 116  tag[16]
- * The private scalar is sealed with AES-256-GCM under Argon2id(passphrase,
- * salt, t, m, p), with bytes 0..72 as associated data, so a changed
- * parameter or public key fails like a wrong passphrase would.
- */
-#define CRYPT_SK_MAGIC "TORPORSK"
-#define CRYPT_SK_VERSION 1
-#define CRYPT_KDF_ARGON2ID 1
-#define CRYPT_SK_OFF_PASSES 12
-#define CRYPT_SK_OFF_MEMORY 16
-#define CRYPT_SK_OFF_PARALLEL 20
-#define CRYPT_SK_OFF_SALT 24
-#define CRYPT_SK_OFF_PUBLIC 40
-#define CRYPT_SK_OFF_NONCE 72
-#define CRYPT_SK_OFF_SEALED 84
-#define CRYPT_SK_OFF_TAG 116
-#define CRYPT_SK_FILE_SIZE 132
-
-/* Argon2id bounds accepted when reading a key file; keygen's defaults. */
-#define CRYPT_ARGON2_PASSES 3
-#define CRYPT_ARGON2_MEMORY_KIB (128u * 1024u)
-#define CRYPT_ARGON2_PARALLEL 1
-#define CRYPT_ARGON2_MAX_PASSES 64
-#define CRYPT_ARGON2_MAX_MEMORY_KIB (4u * 1024u * 1024u)
-#define CRYPT_ARGON2_MAX_PARALLEL 16
-
-/* Public key file: one text line, "torpor-crypt-x25519-v1 " + 64 hex. */
-#define CRYPT_PK_PREFIX "torpor-crypt-x25519-v1 "
-
-/* Key file (keyfile mode): exactly 32 raw bytes. */
-#define CRYPT_KEYFILE_SIZE CRYPT_KEY_SIZE
-
-/*
- * Header blob (save_config), CRYPT_BLOB_SIZE bytes:
- *   0  u8 version (1)
- *   1  u8 mode (CRYPT_MODE_*)
- *   2  u8 aead (1 = AES-256-GCM)
- *   3  u8 reserved, 0
- *   4  key id[32]: sealed: the recipient's public key;
- *      keyfile: SHA-256("torpor-crypt keyfile id v1" || key)
- *  36  wrap input[32]: sealed: the ephemeral X25519 public key;
- *      keyfile: a random salt
- *  68  wrapped data key[32] + tag[16] (AES-256-GCM under the KEK, zero
- *      nonce, bytes 0..68 as associated data)
- * 116  binding tag[32]: HMAC-SHA256 under the image's MAC key of
- *      "torpor-crypt binding v1" || SHA-256(binding)
- * 148
- */
-#define CRYPT_BLOB_VERSION 1
-#define CRYPT_MODE_SEALED 1
-#define CRYPT_MODE_KEYFILE 2
-#define CRYPT_AEAD_AES256_GCM 1
-#define CRYPT_BLOB_OFF_KEY_ID 4
-#define CRYPT_BLOB_OFF_WRAP_IN 36
-#define CRYPT_BLOB_OFF_WRAPPED 68
-#define CRYPT_BLOB_OFF_BINDING 116
-#define CRYPT_BLOB_SIZE 148
-
-/* Associated data of every chunk; see crypt_chunk_aad(). */
-#define CRYPT_AAD_SIZE (CRYPT_DIGEST_SIZE + 8 + 4 + 4 + 8)
-
-/* HKDF "info" labels: one per derived key, so no two uses share one. */
-#define CRYPT_INFO_SEALED_WRAP "torpor-crypt v1 sealed wrap"
-#define CRYPT_INFO_KEYFILE_WRAP "torpor-crypt v1 keyfile wrap"
-#define CRYPT_INFO_CHUNK_KEY "torpor-crypt v1 chunk key"
-#define CRYPT_INFO_NONCE_PREFIX "torpor-crypt v1 nonce prefix"
-#define CRYPT_INFO_MAC_KEY "torpor-crypt v1 binding mac"
-#define CRYPT_KEYFILE_ID_LABEL "torpor-crypt keyfile id v1"
-#define CRYPT_BINDING_LABEL "torpor-crypt binding v1"
-
-static inline void
-crypt_put_le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static inline uint32_t
-crypt_get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 |
-	       (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static inline void
-crypt_put_be32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (24 - 8 * i));
-}
-
-static inline void
-crypt_put_be64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (56 - 8 * i));
-}
-
-/* Constant-time comparison, for tags and keys. */
-static inline bool
+bool
 crypt_equal(const void *a, const void *b, size_t len)
 {
 	const volatile uint8_t *x = a, *y = b;
@@ -153,7 +26,7 @@ crypt_equal(const void *a, const void *b, size_t len)
 	return d == 0;
 }
 
-static inline int
+int
 crypt_errno(gcry_error_t e)
 {
 	int r;
@@ -164,11 +37,7 @@ crypt_errno(gcry_error_t e)
 	return r > 0 ? -r : -EIO;
 }
 
-/*
- * HMAC-SHA256 over up to three pieces (NULL pieces skipped); out gets 32
- * bytes.  libgcrypt 1.10 has no HKDF, and HKDF is two HMAC calls.
- */
-static inline int
+int
 crypt_hmac(const void *key, size_t key_len, const void *a, size_t a_len,
 	   const void *b, size_t b_len, const void *c, size_t c_len,
 	   uint8_t *out)
@@ -195,12 +64,7 @@ crypt_hmac(const void *key, size_t key_len, const void *a, size_t a_len,
 	return e ? crypt_errno(e) : 0;
 }
 
-/*
- * HKDF-SHA256 (RFC 5869): out_len (at most 64) bytes from ikm, salt (may
- * be empty) and the label info.  The pseudo-random key and the blocks are
- * wiped before returning; out should be secure memory for keys.
- */
-static inline int
+int
 crypt_hkdf(const void *ikm, size_t ikm_len, const void *salt,
 	   size_t salt_len, const char *info, uint8_t *out, size_t out_len)
 {
@@ -238,7 +102,7 @@ crypt_hkdf(const void *ikm, size_t ikm_len, const void *salt,
 	return r;
 }
 
-static inline void
+void
 crypt_sha256(const void *a, size_t a_len, const void *b, size_t b_len,
 	     uint8_t *out)
 {
@@ -250,12 +114,7 @@ crypt_sha256(const void *a, size_t a_len, const void *b, size_t b_len,
 	gcry_md_hash_buffers(GCRY_MD_SHA256, 0, out, iov, b ? 2 : 1);
 }
 
-/*
- * One-shot AES-256-GCM for the small things (key wrap, private key file):
- * seal len bytes of in into out and write the tag to tag; or open them,
- * -EBADMSG when the tag does not match (out is then wiped).
- */
-static inline int
+int
 crypt_aead(bool seal, const uint8_t *key, const uint8_t *nonce,
 	   const void *aad, size_t aad_len, const uint8_t *in, size_t len,
 	   uint8_t *out, uint8_t *tag)
@@ -292,9 +151,7 @@ crypt_aead(bool seal, const uint8_t *key, const uint8_t *nonce,
 	return e ? crypt_errno(e) : 0;
 }
 
-/* X25519: out = scalar * point (point NULL: the base point).  Refuses an
- * all-zero result, which only a low-order point can produce. */
-static inline int
+int
 crypt_x25519(const uint8_t *scalar, const uint8_t *point, uint8_t *out)
 {
 	static const uint8_t zero[CRYPT_KEY_SIZE];
@@ -308,8 +165,7 @@ crypt_x25519(const uint8_t *scalar, const uint8_t *point, uint8_t *out)
 	return 0;
 }
 
-/* Argon2id(passphrase, salt, passes, memory KiB, parallelism) -> 32 bytes. */
-static inline int
+int
 crypt_argon2id(const char *passphrase, size_t len, const uint8_t *salt,
 	       uint32_t passes, uint32_t memory_kib, uint32_t parallel,
 	       uint8_t *out)
@@ -336,11 +192,7 @@ crypt_argon2id(const char *passphrase, size_t len, const uint8_t *salt,
 	return e ? crypt_errno(e) : 0;
 }
 
-/*
- * Build a private key file image (CRYPT_SK_FILE_SIZE bytes into file) for
- * the X25519 scalar sk and its public key pk, sealed under the passphrase.
- */
-static inline int
+int
 crypt_sk_seal(const uint8_t *sk, const uint8_t *pk, const char *passphrase,
 	      size_t pass_len, uint32_t passes, uint32_t memory_kib,
 	      uint32_t parallel, uint8_t *file)
@@ -355,9 +207,9 @@ crypt_sk_seal(const uint8_t *sk, const uint8_t *pk, const char *passphrase,
 	memcpy(file, CRYPT_SK_MAGIC, 8);
 	file[8] = CRYPT_SK_VERSION;
 	file[9] = CRYPT_KDF_ARGON2ID;
-	crypt_put_le32(file + CRYPT_SK_OFF_PASSES, passes);
-	crypt_put_le32(file + CRYPT_SK_OFF_MEMORY, memory_kib);
-	crypt_put_le32(file + CRYPT_SK_OFF_PARALLEL, parallel);
+	torpor_put_le32(file + CRYPT_SK_OFF_PASSES, passes);
+	torpor_put_le32(file + CRYPT_SK_OFF_MEMORY, memory_kib);
+	torpor_put_le32(file + CRYPT_SK_OFF_PARALLEL, parallel);
 	gcry_randomize(file + CRYPT_SK_OFF_SALT, CRYPT_SALT_SIZE,
 		       GCRY_STRONG_RANDOM);
 	memcpy(file + CRYPT_SK_OFF_PUBLIC, pk, CRYPT_KEY_SIZE);
@@ -373,9 +225,7 @@ crypt_sk_seal(const uint8_t *sk, const uint8_t *pk, const char *passphrase,
 	return r;
 }
 
-/* Check a private key file's fixed fields: -EBADMSG when it is not one,
- * -EPROTONOSUPPORT for a later version or another KDF. */
-static inline int
+int
 crypt_sk_check(const uint8_t *file, size_t len)
 {
 	if (len != CRYPT_SK_FILE_SIZE || memcmp(file, CRYPT_SK_MAGIC, 8) != 0)
@@ -387,12 +237,7 @@ crypt_sk_check(const uint8_t *file, size_t len)
 	return 0;
 }
 
-/*
- * Open a private key file with a passphrase: sk gets the scalar (secure
- * memory).  -EKEYREJECTED when the passphrase is wrong (or the file was
- * changed: GCM cannot tell the two apart).
- */
-static inline int
+int
 crypt_sk_open(const uint8_t *file, const char *passphrase, size_t pass_len,
 	      uint8_t *sk)
 {
@@ -406,9 +251,9 @@ crypt_sk_open(const uint8_t *file, const char *passphrase, size_t pass_len,
 	if (!kek)
 		return -ENOMEM;
 	r = crypt_argon2id(passphrase, pass_len, file + CRYPT_SK_OFF_SALT,
-			   crypt_get_le32(file + CRYPT_SK_OFF_PASSES),
-			   crypt_get_le32(file + CRYPT_SK_OFF_MEMORY),
-			   crypt_get_le32(file + CRYPT_SK_OFF_PARALLEL), kek);
+			   torpor_get_le32(file + CRYPT_SK_OFF_PASSES),
+			   torpor_get_le32(file + CRYPT_SK_OFF_MEMORY),
+			   torpor_get_le32(file + CRYPT_SK_OFF_PARALLEL), kek);
 	if (r >= 0) {
 		r = crypt_aead(false, kek, file + CRYPT_SK_OFF_NONCE, file,
 			       CRYPT_SK_OFF_NONCE, file + CRYPT_SK_OFF_SEALED,
@@ -430,11 +275,7 @@ crypt_sk_open(const uint8_t *file, const char *passphrase, size_t pass_len,
 	return r;
 }
 
-/* Public key file text for pk: CRYPT_PK_PREFIX, 64 hex digits, newline,
- * NUL; buf needs sizeof(CRYPT_PK_PREFIX) + 65 bytes. */
-#define CRYPT_PK_TEXT_SIZE (sizeof(CRYPT_PK_PREFIX) + 2 * CRYPT_KEY_SIZE + 1)
-
-static inline void
+void
 crypt_pk_format(const uint8_t *pk, char *buf)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -449,7 +290,7 @@ crypt_pk_format(const uint8_t *pk, char *buf)
 	buf[n] = '\0';
 }
 
-static inline int
+int
 crypt_hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -461,8 +302,7 @@ crypt_hex_digit(char c)
 	return -1;
 }
 
-/* Parse a public key file's text (len bytes, not NUL-terminated). */
-static inline int
+int
 crypt_pk_parse(const char *text, size_t len, uint8_t *pk)
 {
 	size_t n = strlen(CRYPT_PK_PREFIX);
@@ -483,31 +323,21 @@ crypt_pk_parse(const char *text, size_t len, uint8_t *pk)
 	return 0;
 }
 
-/*
- * The nonce of chunk sequence under an image's data key: the 32-bit
- * prefix derived from that key, then the sequence number big-endian.  The
- * map from sequence to nonce is injective, so within one image no two
- * chunks share a nonce; every image has its own random data key.
- */
-static inline void
+void
 crypt_chunk_nonce(const uint8_t prefix[4], uint64_t sequence, uint8_t *nonce)
 {
 	memcpy(nonce, prefix, 4);
-	crypt_put_be64(nonce + 4, sequence);
+	torpor_put_be64(nonce + 4, sequence);
 }
 
-/* The associated data of one chunk: SHA-256(binding), sequence, flags,
- * raw length and the image's chunk count, big-endian. */
-static inline void
+void
 crypt_chunk_aad(const uint8_t *binding_digest, uint64_t sequence,
 		uint32_t flags, uint32_t raw_len, uint64_t chunk_count,
 		uint8_t *aad)
 {
 	memcpy(aad, binding_digest, CRYPT_DIGEST_SIZE);
-	crypt_put_be64(aad + CRYPT_DIGEST_SIZE, sequence);
-	crypt_put_be32(aad + CRYPT_DIGEST_SIZE + 8, flags);
-	crypt_put_be32(aad + CRYPT_DIGEST_SIZE + 12, raw_len);
-	crypt_put_be64(aad + CRYPT_DIGEST_SIZE + 16, chunk_count);
+	torpor_put_be64(aad + CRYPT_DIGEST_SIZE, sequence);
+	torpor_put_be32(aad + CRYPT_DIGEST_SIZE + 8, flags);
+	torpor_put_be32(aad + CRYPT_DIGEST_SIZE + 12, raw_len);
+	torpor_put_be64(aad + CRYPT_DIGEST_SIZE + 16, chunk_count);
 }
-
-#endif

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Files whose blocks hold an image: their block map (FIEMAP) and the
+ * filesystems whose block maps cannot be trusted; see blockdev.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+
+#include "blockdev.h"
+
+
+static const struct {
+	uint32_t flag;
+	const char *why;
+} untrusted_extents[] = {
+	{ FIEMAP_EXTENT_UNKNOWN, "has an extent whose location is unknown" },
+	{ FIEMAP_EXTENT_DELALLOC, "has an extent not yet allocated (delayed allocation)" },
+	{ FIEMAP_EXTENT_ENCODED, "has an encoded (compressed) extent" },
+	{ FIEMAP_EXTENT_DATA_ENCRYPTED, "has an encrypted extent" },
+	{ FIEMAP_EXTENT_NOT_ALIGNED, "has an extent that is not block aligned" },
+	{ FIEMAP_EXTENT_DATA_INLINE, "keeps data inline in its metadata" },
+	{ FIEMAP_EXTENT_DATA_TAIL, "packs its tail with other files' data" },
+	{ FIEMAP_EXTENT_UNWRITTEN, "has an unwritten extent (allocated by fallocate, never written): run 'torpor file-setup' to write it once" },
+	{ FIEMAP_EXTENT_SHARED, "shares an extent with another file (reflink or snapshot): writing it would change the other file too" },
+};
+
+int
+bd_file_map(int fd, uint64_t len, struct bd_map *ret, char *why,
+	    size_t why_size)
+{
+	const unsigned count = 256;
+	struct fiemap *fm;
+	struct bd_map m = { 0 };
+	uint64_t next = 0;
+	bool last = false;
+	int r = 0;
+
+	fm = calloc(1, sizeof(*fm) + count * sizeof(struct fiemap_extent));
+	if (!fm)
+		return -ENOMEM;
+	while (next < len && !last) {
+		memset(fm, 0, sizeof(*fm));
+		fm->fm_start = next;
+		fm->fm_length = len - next;
+		fm->fm_flags = FIEMAP_FLAG_SYNC;
+		fm->fm_extent_count = count;
+		if (ioctl(fd, FS_IOC_FIEMAP, fm) < 0) {
+			r = -errno;
+			snprintf(why, why_size, "its block map cannot be read (FIEMAP: %s)",
+				 strerror(errno));
+			goto out;
+		}
+		if (fm->fm_mapped_extents == 0)
+			break;
+		for (unsigned i = 0; i < fm->fm_mapped_extents && next < len; i++) {
+			const struct fiemap_extent *e = &fm->fm_extents[i];
+			uint64_t skip, n;
+
+			for (size_t k = 0; k < sizeof(untrusted_extents) /
+			     sizeof(untrusted_extents[0]); k++) {
+				if (e->fe_flags & untrusted_extents[k].flag) {
+					snprintf(why, why_size, "%s (at byte %llu)",
+						 untrusted_extents[k].why,
+						 (unsigned long long)e->fe_logical);
+					r = -EBADFD;
+					goto out;
+				}
+			}
+			if (e->fe_logical > next) {
+				snprintf(why, why_size,
+					 "has a hole at byte %" PRIu64 ": run 'torpor file-setup' to allocate and write it",
+					 next);
+				r = -EBADFD;
+				goto out;
+			}
+			if (e->fe_logical + e->fe_length <= next)
+				continue;
+			skip = next - e->fe_logical;
+			n = e->fe_length - skip;
+			if (n > len - next)
+				n = len - next;
+			r = bd_map_add(&m, e->fe_physical + skip, n);
+			if (r < 0)
+				goto out;
+			next += n;
+			if (e->fe_flags & FIEMAP_EXTENT_LAST)
+				last = true;
+		}
+	}
+	if (next < len) {
+		snprintf(why, why_size,
+			 "has a hole at byte %" PRIu64 ": run 'torpor file-setup' to allocate and write it",
+			 next);
+		r = -EBADFD;
+	}
+out:
+	free(fm);
+	if (r < 0) {
+		bd_map_clear(&m);
+		return r;
+	}
+	*ret = m;
+	return 0;
+}
+
+#ifndef BCACHEFS_SUPER_MAGIC
+#define BCACHEFS_SUPER_MAGIC 0xca451a4e
+#endif
+#ifndef ZFS_SUPER_MAGIC
+#define ZFS_SUPER_MAGIC 0x2fc12fc1
+#endif
+#ifndef FUSE_SUPER_MAGIC
+#define FUSE_SUPER_MAGIC 0x65735546
+#endif
+
+int
+bd_check_fs(int fd, char *why, size_t why_size)
+{
+	static const struct {
+		unsigned long magic;
+		const char *why;
+	} refused[] = {
+		{ TMPFS_MAGIC, "is on tmpfs: its pages live in memory and have no place on a disk" },
+		{ RAMFS_MAGIC, "is on ramfs: its pages live in memory and have no place on a disk" },
+		{ BTRFS_SUPER_MAGIC, "is on btrfs, where copy-on-write, compression and balancing can move its blocks after the block map was taken; torpor refuses btrfs (use a swap partition or another filesystem)" },
+		{ BCACHEFS_SUPER_MAGIC, "is on bcachefs, whose copy-on-write moves blocks" },
+		{ ZFS_SUPER_MAGIC, "is on ZFS, whose copy-on-write moves blocks" },
+		{ OVERLAYFS_SUPER_MAGIC, "is on overlayfs: name the file on its underlying filesystem" },
+		{ NFS_SUPER_MAGIC, "is on NFS: it has no local block device" },
+		{ FUSE_SUPER_MAGIC, "is on a FUSE filesystem: it has no block map" },
+		{ SQUASHFS_MAGIC, "is on squashfs, which is read-only and compressed" },
+	};
+	struct statfs sf;
+	struct stat st;
+	char node[256];
+
+	if (fstatfs(fd, &sf) < 0 || fstat(fd, &st) < 0) {
+		snprintf(why, why_size, "cannot be inspected: %s", strerror(errno));
+		return -errno;
+	}
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		if ((unsigned long)sf.f_type == refused[i].magic) {
+			snprintf(why, why_size, "%s", refused[i].why);
+			return -EXDEV;
+		}
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, why_size, "is not a regular file");
+		return -EXDEV;
+	}
+	if (bd_devnode(st.st_dev, node, sizeof(node)) < 0) {
+		snprintf(why, why_size,
+			 "lives on device %u:%u, which is not a block device with a node in /dev",
+			 major(st.st_dev), minor(st.st_dev));
+		return -EXDEV;
+	}
+	return 0;
+}

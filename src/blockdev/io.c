@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Aligned I/O on a block device opened O_DIRECT; see blockdev.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "blockdev.h"
+
+uint64_t
+bd_round_up(uint64_t v, uint64_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+/* pread or pwrite all of len bytes, across short transfers and EINTR. */
+static int
+full_io(int fd, void *buf, size_t len, uint64_t off, bool write)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t k = write ? pwrite(fd, p, len, (off_t)off) :
+				    pread(fd, p, len, (off_t)off);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return write ? -EIO : -ENODATA;
+		p += k;
+		len -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+int
+bd_pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	return full_io(fd, buf, len, off, false);
+}
+
+int
+bd_pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+	return full_io(fd, (void *)buf, len, off, true);
+}
+
+void
+bd_init(struct bd_dev *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->fd = -1;
+}
+
+int
+bd_open(struct bd_dev *d, const char *path, bool writable)
+{
+	struct stat st;
+	void *b = NULL;
+	int fd, r;
+
+	fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (!S_ISBLK(st.st_mode)) {
+		r = -ENOTBLK;
+		goto fail;
+	}
+	if (ioctl(fd, BLKGETSIZE64, &d->size) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (d->size == 0) {
+		r = -ENXIO;
+		goto fail;
+	}
+	if (posix_memalign(&b, BD_BLOCK, BD_IO_MAX) != 0) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	d->fd = fd;
+	d->bounce = b;
+	d->writable = writable;
+	snprintf(d->path, sizeof(d->path), "%s", path);
+	return 0;
+fail:
+	close(fd);
+	d->size = 0;
+	return r;
+}
+
+void
+bd_close(struct bd_dev *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d->bounce);
+	d->fd = -1;
+	d->bounce = NULL;
+	d->size = 0;
+	d->writable = false;
+}
+
+int
+bd_reopen(struct bd_dev *d, const char *path, bool writable)
+{
+	if (d->fd >= 0 && strcmp(d->path, path) == 0 &&
+	    (d->writable || !writable))
+		return 0;
+	bd_close(d);
+	return bd_open(d, path, writable);
+}
+
+static bool
+aligned(uintptr_t v, uintptr_t to)
+{
+	return v % to == 0;
+}
+
+int
+bd_read(struct bd_dev *d, uint64_t off, void *buf, size_t len)
+{
+	uint8_t *out = buf;
+	int r;
+
+	if (off > d->size || len > d->size - off)
+		return -ENODATA;
+	while (len > 0) {
+		uint64_t start, end;
+		size_t n;
+
+		if (aligned((uintptr_t)out, BD_BLOCK) && aligned(off, BD_BLOCK) &&
+		    len >= BD_BLOCK) {
+			n = len > BD_IO_MAX ? BD_IO_MAX : len / BD_BLOCK * BD_BLOCK;
+			r = bd_pread_full(d->fd, out, n, off);
+			if (r < 0)
+				return r;
+		} else {
+			/* Through the bounce buffer, widened to blocks. */
+			start = off / BD_BLOCK * BD_BLOCK;
+			end = bd_round_up(off + len, BD_BLOCK);
+			if (end - start > BD_IO_MAX)
+				end = start + BD_IO_MAX;
+			if (end > d->size)
+				end = bd_round_up(d->size, 512);
+			r = bd_pread_full(d->fd, d->bounce, end - start, start);
+			if (r < 0)
+				return r;
+			n = end - off < len ? end - off : len;
+			memcpy(out, d->bounce + (off - start), n);
+		}
+		out += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int
+bd_write(struct bd_dev *d, uint64_t off, const void *buf, size_t len)
+{
+	const uint8_t *in = buf;
+	int r;
+
+	if (!d->writable)
+		return -EBADF;
+	if (!aligned(off, 512))
+		return -EINVAL;
+	if (off > d->size || bd_round_up(len, 512) > d->size - off)
+		return -ENOSPC;
+	if (aligned((uintptr_t)in, BD_BLOCK) && aligned(len, 512))
+		return bd_pwrite_full(d->fd, in, len, off);
+	while (len > 0) {
+		size_t n = len > BD_IO_MAX ? BD_IO_MAX : len;
+		size_t padded = bd_round_up(n, 512);
+
+		memcpy(d->bounce, in, n);
+		memset(d->bounce + n, 0, padded - n);
+		r = bd_pwrite_full(d->fd, d->bounce, padded, off);
+		if (r < 0)
+			return r;
+		in += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int
+bd_sync(struct bd_dev *d)
+{
+	return fsync(d->fd) < 0 ? -errno : 0;
+}

@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The block-device library (src/blockdev) through its API: run lists, the
+ * writer blob and the index block (with corruption), the stream in whole
+ * units, FIEMAP on a real file, naming devices and aligned I/O on a loop
+ * device.
+ *
+ * FIEMAP runs on a file in the build directory; a filesystem without
+ * FIEMAP prints a SKIP line.  The loop device tests need root and losetup
+ * (SKIP otherwise); each makes and removes its own loop device.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "blockdev.h"
+
+#define MiB (1u << 20)
+
+/* ---- run lists ----------------------------------------------------------- */
+
+START_TEST(map_add_merges)
+{
+	struct bd_map m = { 0 };
+
+	ck_assert_int_eq(bd_map_add(&m, 4096, 4096), 0);
+	ck_assert_int_eq(bd_map_add(&m, 8192, 8192), 0);	/* contiguous */
+	ck_assert_int_eq(bd_map_add(&m, 65536, 0), 0);		/* nothing */
+	ck_assert_int_eq(bd_map_add(&m, 65536, 4096), 0);
+	ck_assert_uint_eq(m.n, 2);
+	ck_assert_uint_eq(m.runs[0].phys, 4096);
+	ck_assert_uint_eq(m.runs[0].len, 12288);
+	ck_assert_uint_eq(m.total, 16384);
+	for (int i = 0; i < 100; i++)		/* grows past its first 16 */
+		ck_assert_int_eq(bd_map_add(&m, 1000000 + 8192 * (uint64_t)i, 4096), 0);
+	ck_assert_uint_eq(m.n, 102);
+	bd_map_clear(&m);
+	ck_assert_uint_eq(m.n, 0);
+	ck_assert_ptr_null(m.runs);
+}
+END_TEST
+
+START_TEST(map_slice_and_inside)
+{
+	struct bd_map m = { 0 }, s = { 0 };
+
+	ck_assert_int_eq(bd_map_add(&m, 1000, 100), 0);
+	ck_assert_int_eq(bd_map_add(&m, 5000, 100), 0);
+	ck_assert_int_eq(bd_map_add(&m, 9000, 100), 0);
+	/* Logical 50..250 crosses all three runs. */
+	ck_assert_int_eq(bd_map_slice(&m, 50, 200, &s), 0);
+	ck_assert_uint_eq(s.n, 3);
+	ck_assert_uint_eq(s.runs[0].phys, 1050);
+	ck_assert_uint_eq(s.runs[0].len, 50);
+	ck_assert_uint_eq(s.runs[1].phys, 5000);
+	ck_assert_uint_eq(s.runs[1].len, 100);
+	ck_assert_uint_eq(s.runs[2].phys, 9000);
+	ck_assert_uint_eq(s.runs[2].len, 50);
+	ck_assert_uint_eq(s.total, 200);
+	bd_map_clear(&s);
+	ck_assert_int_eq(bd_map_slice(&m, 300, 0, &s), 0);
+	ck_assert_uint_eq(s.n, 0);
+	ck_assert_int_eq(bd_map_slice(&m, 250, 51, &s), -ENODATA);
+	ck_assert_int_eq(bd_map_slice(&m, 301, 0, &s), -ENODATA);
+	ck_assert(bd_map_inside(&m, 9100));
+	ck_assert(!bd_map_inside(&m, 9099));
+	bd_map_clear(&s);
+	bd_map_clear(&m);
+}
+END_TEST
+
+/* ---- the writer blob ----------------------------------------------------- */
+
+static int
+save_blob(uint8_t *buf, size_t size, uint64_t stream_len)
+{
+	struct bd_map m = { 0 };
+	int n;
+
+	ck_assert_int_eq(bd_map_add(&m, 1 << 20, 3 * 4096), 0);
+	ck_assert_int_eq(bd_map_add(&m, 7 << 20, 4096), 0);
+	n = bd_map_save(&m, stream_len, buf, size);
+	bd_map_clear(&m);
+	return n;
+}
+
+START_TEST(blob_roundtrip)
+{
+	uint8_t buf[256];
+	struct bd_map m;
+	uint64_t len = 0;
+	int n = save_blob(buf, sizeof(buf), 4 * 4096 - 5);
+
+	ck_assert_int_eq(n, (int)bd_map_blob_size(2));
+	ck_assert_mem_eq(buf, "TPRM", 4);
+	ck_assert_int_eq(bd_map_load(buf, (size_t)n, &m, &len), 0);
+	ck_assert_uint_eq(len, 4 * 4096 - 5);
+	ck_assert_uint_eq(m.n, 2);
+	ck_assert_uint_eq(m.runs[1].phys, 7 << 20);
+	ck_assert_uint_eq(m.total, 4 * 4096);
+	bd_map_clear(&m);
+	ck_assert_int_eq(save_blob(buf, bd_map_blob_size(2) - 1, 1), -ENOBUFS);
+}
+END_TEST
+
+START_TEST(blob_corrupt)
+{
+	uint8_t buf[256], bad[256];
+	struct bd_map m;
+	uint64_t len;
+	int n = save_blob(buf, sizeof(buf), 100);
+
+	/* Every flipped bit is noticed (magic, version, CRC or content). */
+	for (int i = 0; i < n * 8; i++) {
+		memcpy(bad, buf, (size_t)n);
+		bad[i / 8] ^= (uint8_t)(1u << (i % 8));
+		ck_assert_int_eq(bd_map_load(bad, (size_t)n, &m, &len), -EBADMSG);
+	}
+	ck_assert_int_eq(bd_map_load(buf, (size_t)n - 1, &m, &len), -EBADMSG);
+	ck_assert_int_eq(bd_map_load(buf, 10, &m, &len), -EBADMSG);
+	/* A stream longer than its runs, though the CRC is right. */
+	n = save_blob(buf, sizeof(buf), 4 * 4096 + 1);
+	ck_assert_int_eq(bd_map_load(buf, (size_t)n, &m, &len), -EBADMSG);
+}
+END_TEST
+
+/* ---- the index block ----------------------------------------------------- */
+
+static void
+make_index(uint8_t *block, uint64_t header_len)
+{
+	struct bd_index ix = { .header_len = header_len };
+
+	memset(ix.saved, 0xa5, sizeof(ix.saved));
+	ck_assert_int_eq(bd_map_add(&ix.header, 40960, 8192), 0);
+	ck_assert_int_eq(bd_map_add(&ix.header, 409600, 4096), 0);
+	bd_index_encode(&ix, "TESTIDX1", block);
+	bd_map_clear(&ix.header);
+}
+
+START_TEST(index_roundtrip)
+{
+	uint8_t block[BD_BLOCK];
+	struct bd_index ix;
+
+	make_index(block, 12000);
+	ck_assert_int_eq(bd_index_decode(block, "TESTIDX1", &ix), 0);
+	ck_assert_uint_eq(ix.header_len, 12000);
+	ck_assert_uint_eq(ix.header.n, 2);
+	ck_assert_uint_eq(ix.header.runs[1].phys, 409600);
+	ck_assert_uint_eq(ix.saved[0], 0xa5);
+	ck_assert_uint_eq(ix.saved[BD_INDEX_SAVED - 1], 0xa5);
+	bd_map_clear(&ix.header);
+	ck_assert_int_eq(bd_index_decode(block, "OTHERIDX", &ix), -ENOENT);
+}
+END_TEST
+
+START_TEST(index_corrupt)
+{
+	uint8_t block[BD_BLOCK], bad[BD_BLOCK];
+	struct bd_index ix;
+	const size_t at[] = { 8, 12, 16, 24, 32, 95, 128, 150, 4095 };
+
+	make_index(block, 12000);
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		memcpy(bad, block, sizeof(bad));
+		bad[at[i]] ^= 0x10;
+		ck_assert_int_eq(bd_index_decode(bad, "TESTIDX1", &ix), -EBADMSG);
+	}
+	/* Well-formed but pointing nowhere: a header longer than its runs,
+	 * and an empty header. */
+	make_index(block, 12289);
+	ck_assert_int_eq(bd_index_decode(block, "TESTIDX1", &ix), -EBADMSG);
+	make_index(block, 0);
+	ck_assert_int_eq(bd_index_decode(block, "TESTIDX1", &ix), -EBADMSG);
+}
+END_TEST
+
+START_TEST(crc_without_field)
+{
+	uint8_t a[64], b[64];
+
+	for (int i = 0; i < 64; i++)
+		a[i] = (uint8_t)(i * 7);
+	memcpy(b, a, sizeof(b));
+	memset(b + 12, 0, 4);
+	memset(a + 12, 0xff, 4);
+	/* The field's own bytes do not count; every other byte does. */
+	ck_assert_uint_eq(bd_crc_without(a, 64, 12), bd_crc_without(b, 64, 12));
+	b[13] = 1;
+	ck_assert_uint_eq(bd_crc_without(a, 64, 12), bd_crc_without(b, 64, 12));
+	b[11] ^= 1;
+	ck_assert_uint_ne(bd_crc_without(a, 64, 12), bd_crc_without(b, 64, 12));
+}
+END_TEST
+
+/* ---- the stream in whole units ------------------------------------------- */
+
+struct sink {
+	uint8_t *data;
+	size_t len;
+	int calls;
+	int copied;		/* calls whose bytes did not come from the input */
+	const uint8_t *in;
+	size_t in_len;
+};
+
+static int
+sink_emit(void *ctx, const uint8_t *p, size_t n)
+{
+	struct sink *k = ctx;
+
+	ck_assert_uint_eq(n % 4096, 0);
+	memcpy(k->data + k->len, p, n);
+	k->len += n;
+	k->calls++;
+	if (p < k->in || p >= k->in + k->in_len)
+		k->copied++;
+	return 0;
+}
+
+static uint8_t *
+pattern(size_t len)
+{
+	uint8_t *p;
+
+	ck_assert_int_eq(posix_memalign((void **)&p, 4096, len), 0);
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(i * 131 + i / 4096);
+	return p;
+}
+
+START_TEST(stream_contract_no_copy)
+{
+	const size_t len = 3 * MiB + 1000;
+	uint8_t *in = pattern(len);
+	struct sink k = { .data = malloc(len + 4096), .in = in, .in_len = len };
+	struct bd_stream s;
+
+	/* As the core writes: aligned whole MiBs, then the last piece. */
+	bd_stream_start(&s, 4096);
+	for (size_t off = 0; off < len; off += MiB) {
+		size_t n = len - off < MiB ? len - off : MiB;
+
+		ck_assert_int_eq(bd_stream_write(&s, in + off, n, sink_emit, &k), 0);
+	}
+	ck_assert_int_eq(k.copied, 0);
+	ck_assert_uint_eq(s.written, len);
+	ck_assert_int_eq(bd_stream_flush(&s, sink_emit, &k), 0);
+	ck_assert_int_eq(k.copied, 1);		/* only the padded tail */
+	ck_assert_uint_eq(k.len, (len + 4095) / 4096 * 4096);
+	ck_assert_mem_eq(k.data, in, len);
+	for (size_t i = len; i < k.len; i++)
+		ck_assert_uint_eq(k.data[i], 0);
+	ck_assert_int_eq(bd_stream_flush(&s, sink_emit, &k), 0);
+	ck_assert_uint_eq(k.len, (len + 4095) / 4096 * 4096);
+	bd_stream_free(&s);
+	free(k.data);
+	free(in);
+}
+END_TEST
+
+START_TEST(stream_uneven_pieces)
+{
+	static const size_t pieces[] = { 777, 3 * 4096 + 5, 4096, 1, MiB, 100 };
+	const size_t len = 2 * MiB;
+	uint8_t *in = pattern(len);
+	struct sink k = { .data = malloc(len + 4096), .in = in, .in_len = len };
+	struct bd_stream s;
+	size_t off = 0;
+
+	/* Input that breaks the contract still comes out right. */
+	bd_stream_start(&s, 4096);
+	for (size_t i = 0; off < len; i++) {
+		size_t n = pieces[i % (sizeof(pieces) / sizeof(pieces[0]))];
+
+		if (n > len - off)
+			n = len - off;
+		ck_assert_int_eq(bd_stream_write(&s, in + off, n, sink_emit, &k), 0);
+		off += n;
+	}
+	ck_assert_int_eq(bd_stream_flush(&s, sink_emit, &k), 0);
+	ck_assert_uint_eq(s.written, len);
+	ck_assert_uint_eq(k.len, len);
+	ck_assert_mem_eq(k.data, in, len);
+	bd_stream_free(&s);
+	free(k.data);
+	free(in);
+}
+END_TEST
+
+/* ---- files --------------------------------------------------------------- */
+
+/* A file of len bytes in the build directory: written, or sparse. */
+static int
+build_file(char *path, size_t size, uint64_t len, bool written)
+{
+	const char *dir = getenv("TORPOR_BUILD_ROOT");
+	uint8_t *b = pattern(MiB);
+	int fd;
+
+	snprintf(path, size, "%s/test-blockdev.%ld.%d", dir ? dir : ".",
+		 (long)getpid(), written);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	if (written)
+		for (uint64_t off = 0; off < len; off += MiB)
+			ck_assert_int_eq(bd_pwrite_full(fd, b, MiB, off), 0);
+	else
+		ck_assert_int_eq(ftruncate(fd, (off_t)len), 0);
+	free(b);
+	return fd;
+}
+
+START_TEST(file_map_real_file)
+{
+	char path[4096], why[512] = "";
+	struct bd_map m = { 0 };
+	int fd = build_file(path, sizeof(path), 4 * MiB, true);
+	int r = bd_file_map(fd, 4 * MiB, &m, why, sizeof(why));
+
+	if (r == -EOPNOTSUPP || r == -ENOTTY) {
+		printf("SKIP: the build directory's filesystem has no FIEMAP: %s\n", why);
+		close(fd);
+		return;
+	}
+	ck_assert_msg(r == 0, "bd_file_map: %d (%s)", r, why);
+	ck_assert_uint_eq(m.total, 4 * MiB);
+	ck_assert_uint_ge(m.n, 1);
+	for (size_t i = 0; i < m.n; i++)
+		ck_assert_uint_eq(m.runs[i].phys % 512, 0);
+	bd_map_clear(&m);
+	close(fd);
+
+	/* A file with holes is refused, with the reason. */
+	fd = build_file(path, sizeof(path), 4 * MiB, false);
+	ck_assert_int_eq(bd_file_map(fd, 4 * MiB, &m, why, sizeof(why)), -EBADFD);
+	ck_assert_msg(strstr(why, "hole at byte 0"), "why: %s", why);
+	close(fd);
+}
+END_TEST
+
+START_TEST(check_fs_refuses_tmpfs)
+{
+	char why[512] = "";
+	int fd = open("/dev/shm", O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+
+	if (fd < 0) {
+		printf("SKIP: no tmpfs at /dev/shm: %s\n", strerror(errno));
+		return;
+	}
+	ck_assert_int_eq(bd_check_fs(fd, why, sizeof(why)), -EXDEV);
+	ck_assert_msg(strstr(why, "tmpfs"), "why: %s", why);
+	close(fd);
+}
+END_TEST
+
+/* ---- a loop device ------------------------------------------------------- */
+
+static char loop[64];
+static char backing[4096];
+
+/* A 16 MiB loop device over a file in the build directory, or "" when
+ * this is not root or has no losetup. */
+static void
+loop_setup(void)
+{
+	const char *dir = getenv("TORPOR_BUILD_ROOT");
+	char cmd[8400];
+	FILE *p;
+
+	loop[0] = '\0';
+	if (geteuid() != 0 || system("command -v losetup >/dev/null 2>&1"))
+		return;
+	snprintf(backing, sizeof(backing), "%s/test-blockdev.%ld.img",
+		 dir ? dir : ".", (long)getpid());
+	snprintf(cmd, sizeof(cmd), "truncate -s 16M %s && losetup -f --show %s",
+		 backing, backing);
+	p = popen(cmd, "re");
+	if (p) {
+		if (fgets(loop, sizeof(loop), p))
+			loop[strcspn(loop, "\n")] = '\0';
+		pclose(p);
+	}
+	if (strncmp(loop, "/dev/loop", 9) != 0)
+		loop[0] = '\0';
+}
+
+static void
+loop_teardown(void)
+{
+	char cmd[8400];
+
+	if (loop[0]) {
+		snprintf(cmd, sizeof(cmd), "losetup -d %s", loop);
+		if (system(cmd) != 0)
+			fprintf(stderr, "cannot detach %s\n", loop);
+	}
+	if (backing[0])
+		unlink(backing);
+}
+
+#define SKIP_WITHOUT_LOOP()						\
+	do {								\
+		if (!loop[0]) {						\
+			printf("SKIP: %s needs root and losetup\n", __func__); \
+			return;						\
+		}							\
+	} while (0)
+
+START_TEST(resolve_path_and_number)
+{
+	char buf[256], spec[64];
+	struct stat st;
+
+	SKIP_WITHOUT_LOOP();
+	ck_assert_int_eq(bd_resolve(loop, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, loop);
+	ck_assert_int_eq(stat(loop, &st), 0);
+	snprintf(spec, sizeof(spec), "%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	ck_assert_int_eq(bd_resolve(spec, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, loop);
+	ck_assert_int_eq(bd_devnode(st.st_rdev, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, loop);
+	ck_assert_int_eq(bd_resolve(spec, buf, 5), -ENAMETOOLONG);
+	ck_assert_int_eq(bd_resolve("UUID=00000000-0000-0000-0000-00000000dead",
+				    buf, sizeof(buf)), -ENODEV);
+	ck_assert_int_eq(bd_resolve("", buf, sizeof(buf)), -EINVAL);
+	ck_assert_int_eq(bd_resolve("nonsense", buf, sizeof(buf)), -EINVAL);
+}
+END_TEST
+
+START_TEST(aligned_io)
+{
+	uint8_t *in = pattern(2 * MiB), *out = malloc(2 * MiB + 1);
+	struct bd_dev d;
+	struct bd_map m = { 0 };
+
+	SKIP_WITHOUT_LOOP();
+	bd_init(&d);
+	ck_assert_int_eq(bd_open(&d, loop, false), 0);
+	ck_assert_uint_eq(d.size, 16 * MiB);
+	ck_assert_int_eq(bd_write(&d, 0, in, 4096), -EBADF);
+	ck_assert_int_eq(bd_reopen(&d, loop, true), 0);
+	ck_assert(d.writable);
+	/* Aligned and straight; unaligned through the bounce buffer. */
+	ck_assert_int_eq(bd_write(&d, 4096, in, 2 * MiB), 0);
+	ck_assert_int_eq(bd_write(&d, 4 * MiB, in + 1, 1000), 0);
+	ck_assert_int_eq(bd_write(&d, 4 * MiB + 1, in, 512), -EINVAL);
+	ck_assert_int_eq(bd_write(&d, 16 * MiB - 512, in, 513), -ENOSPC);
+	ck_assert_int_eq(bd_sync(&d), 0);
+	ck_assert_int_eq(bd_read(&d, 4096 + 3, out + 1, 2 * MiB - 3), 0);
+	ck_assert_mem_eq(out + 1, in + 3, 2 * MiB - 3);
+	ck_assert_int_eq(bd_read(&d, 4 * MiB, out, 1024), 0);
+	ck_assert_mem_eq(out, in + 1, 1000);
+	ck_assert_uint_eq(out[1000], 0);	/* padded with zeros */
+	ck_assert_int_eq(bd_read(&d, 16 * MiB - 1, out, 2), -ENODATA);
+	/* Through a run list: logical 0.. maps to 4096.. backwards. */
+	ck_assert_int_eq(bd_map_add(&m, 4096 + MiB, MiB), 0);
+	ck_assert_int_eq(bd_map_add(&m, 4096, MiB), 0);
+	ck_assert_int_eq(bd_map_read(&d, &m, MiB - 10, out, 20), 0);
+	ck_assert_mem_eq(out, in + 2 * MiB - 10, 10);
+	ck_assert_mem_eq(out + 10, in, 10);
+	ck_assert_int_eq(bd_map_write(&d, &m, 0, in, MiB), 0);
+	ck_assert_int_eq(bd_read(&d, 4096 + MiB, out, MiB), 0);
+	ck_assert_mem_eq(out, in, MiB);
+	bd_map_clear(&m);
+	bd_close(&d);
+	ck_assert_int_eq(bd_open(&d, backing, false), -ENOTBLK);
+	free(in);
+	free(out);
+}
+END_TEST
+
+Suite *blockdev_suite(void);
+
+Suite *
+blockdev_suite(void)
+{
+	Suite *s = suite_create("blockdev");
+	TCase *tc = tcase_create("formats");
+	TCase *dev = tcase_create("devices");
+
+	tcase_add_test(tc, map_add_merges);
+	tcase_add_test(tc, map_slice_and_inside);
+	tcase_add_test(tc, blob_roundtrip);
+	tcase_add_test(tc, blob_corrupt);
+	tcase_add_test(tc, index_roundtrip);
+	tcase_add_test(tc, index_corrupt);
+	tcase_add_test(tc, crc_without_field);
+	tcase_add_test(tc, stream_contract_no_copy);
+	tcase_add_test(tc, stream_uneven_pieces);
+	tcase_add_test(tc, file_map_real_file);
+	tcase_add_test(tc, check_fs_refuses_tmpfs);
+	suite_add_tcase(s, tc);
+	tcase_add_unchecked_fixture(dev, loop_setup, loop_teardown);
+	tcase_set_timeout(dev, 60);
+	tcase_add_test(dev, resolve_path_and_number);
+	tcase_add_test(dev, aligned_io);
+	suite_add_tcase(s, dev);
+	return s;
+}
