@@ -693,7 +693,7 @@ crypt_print_debug_info(char *buf, size_t size)
 	if (!buf || size == 0)
 		return -EINVAL;
 	n = snprintf(buf, size,
-		     "crypt: %s, AES-256-GCM, %llu chunks encrypted, %llu decrypted, %llu refused",
+		     "%s, AES-256-GCM, %llu chunks encrypted, %llu decrypted, %llu refused",
 		     st.mode == CRYPT_MODE_KEYFILE ? "keyfile" : "sealed",
 		     (unsigned long long)atomic_load(&st.encrypted),
 		     (unsigned long long)atomic_load(&st.decrypted),

@@ -455,7 +455,7 @@ file_print_debug_info(char *buf, size_t size)
 {
 	const char *p = host ? host->config_get(NAME, "path") : NULL;
 
-	return torpor_filter_print(buf, size, "file: %s",
+	return torpor_filter_print(buf, size, "path %s",
 				   p && *p ? p : DEFAULT_PATH);
 }
 

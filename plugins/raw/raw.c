@@ -424,7 +424,7 @@ raw_resume_args(char *buf, size_t size)
 static int
 raw_print_debug_info(char *buf, size_t size)
 {
-	return torpor_filter_print(buf, size, "raw: device %s",
+	return torpor_filter_print(buf, size, "device %s",
 				   device[0] ? device : "(unset)");
 }
 

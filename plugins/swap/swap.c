@@ -900,7 +900,7 @@ swap_print_debug_info(char *buf, size_t size)
 {
 	const char *s = host ? host->config_get(NAME, "device") : NULL;
 
-	return torpor_filter_print(buf, size, "swap: device %s",
+	return torpor_filter_print(buf, size, "device %s",
 				   s && *s ? s : "(auto: /proc/swaps)");
 }
 
