@@ -8,7 +8,10 @@
 
 make_loop swap 512 || { echo "FAIL: losetup"; exit 1; }
 dev=$LOOP
-mkswap -L torporlabel "$dev" >/dev/null || { echo "FAIL: mkswap"; exit 1; }
+# A label of this run's own: LABEL= takes the first area that has it,
+# and another run on the same machine may have its own loop devices.
+label=tp$$
+mkswap -L "$label" "$dev" >/dev/null || { echo "FAIL: mkswap"; exit 1; }
 uuid=$(blkid -p -o value -s UUID "$dev")
 page0=$(dd if="$dev" bs=4096 count=1 status=none | sha256sum)
 swapon "$dev" && swapoff "$dev" || fail "swapon before the cycle"
@@ -17,7 +20,7 @@ write_config swap "device = $dev"
 full_cycle "swap partition"
 [ "$(blkid -p -o value -s TYPE "$dev")" = swap ] || fail "blkid TYPE after resume"
 [ "$(blkid -p -o value -s UUID "$dev")" = "$uuid" ] || fail "UUID changed"
-[ "$(blkid -p -o value -s LABEL "$dev")" = torporlabel ] || fail "label changed"
+[ "$(blkid -p -o value -s LABEL "$dev")" = "$label" ] || fail "label changed"
 [ "$(dd if="$dev" bs=4096 count=1 status=none | sha256sum)" = "$page0" ] ||
 	fail "swap header page differs after resume"
 swapon "$dev" && swapoff "$dev" || fail "swapon after resume"
@@ -25,7 +28,7 @@ swapon "$dev" && swapoff "$dev" || fail "swapon after resume"
 # By UUID= and LABEL=, with no udev links: the writer scans itself.
 write_config swap "device = UUID=$uuid"
 full_cycle "swap by UUID"
-write_config swap "device = LABEL=torporlabel"
+write_config swap "device = LABEL=$label"
 full_cycle "swap by LABEL"
 
 # invalidate after hibernate: swap usable, no image for torpor-resume.
