@@ -242,6 +242,33 @@ torpor_filter_config_check(const uint8_t *buf, size_t len,
 	return 0;
 }
 
+/*
+ * Header storage of a filter whose only saved setting is the format
+ * version: point storage_needed, save_config and load_config straight at
+ * these, so that a later format is refused by an older resume side rather
+ * than misread.
+ */
+static inline size_t
+torpor_filter_version_storage(void)
+{
+	return 1;
+}
+
+static inline int
+torpor_filter_save_version(uint8_t *buf, size_t size)
+{
+	if (size < 1)
+		return -ENOBUFS;
+	buf[0] = TORPOR_FILTER_CONFIG_VERSION;
+	return 1;
+}
+
+static inline int
+torpor_filter_load_version(const uint8_t *buf, size_t len)
+{
+	return torpor_filter_config_check(buf, len, 1);
+}
+
 #ifdef __cplusplus
 }
 #endif

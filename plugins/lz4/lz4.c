@@ -49,29 +49,6 @@ lz4_memory_needed(void)
 	return (size_t)LZ4_sizeofState();
 }
 
-static size_t
-lz4_storage_needed(void)
-{
-	return 1;
-}
-
-/* Only a format version, so that a later format is refused by an older
- * resume side rather than misread. */
-static int
-lz4_save_config(uint8_t *buf, size_t size)
-{
-	if (size < 1)
-		return -ENOBUFS;
-	buf[0] = TORPOR_FILTER_CONFIG_VERSION;
-	return 1;
-}
-
-static int
-lz4_load_config(const uint8_t *buf, size_t len)
-{
-	return torpor_filter_config_check(buf, len, 1);
-}
-
 static int
 lz4_print_debug_info(char *buf, size_t size)
 {
@@ -191,9 +168,9 @@ static const struct torpor_plugin lz4_plugin = {
 	.unload = lz4_unload,
 	.initialise = lz4_initialise,
 	.memory_needed = lz4_memory_needed,
-	.storage_needed = lz4_storage_needed,
-	.save_config = lz4_save_config,
-	.load_config = lz4_load_config,
+	.storage_needed = torpor_filter_version_storage,
+	.save_config = torpor_filter_save_version,
+	.load_config = torpor_filter_load_version,
 	.print_debug_info = lz4_print_debug_info,
 	.max_encoded_size = lz4_max_encoded_size,
 	.expected_ratio = lz4_expected_ratio,

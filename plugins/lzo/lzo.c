@@ -53,29 +53,6 @@ lzo_memory_needed(void)
 	return LZO1X_1_MEM_COMPRESS;
 }
 
-static size_t
-lzo_storage_needed(void)
-{
-	return 1;
-}
-
-/* Only a format version: LZO1X-1 has no settings, but a later format
- * must be refused by an older resume side rather than misread. */
-static int
-lzo_save_config(uint8_t *buf, size_t size)
-{
-	if (size < 1)
-		return -ENOBUFS;
-	buf[0] = TORPOR_FILTER_CONFIG_VERSION;
-	return 1;
-}
-
-static int
-lzo_load_config(const uint8_t *buf, size_t len)
-{
-	return torpor_filter_config_check(buf, len, 1);
-}
-
 static int
 lzo_print_debug_info(char *buf, size_t size)
 {
@@ -184,9 +161,9 @@ static const struct torpor_plugin lzo_plugin = {
 	.unload = lzo_unload,
 	.initialise = lzo_initialise,
 	.memory_needed = lzo_memory_needed,
-	.storage_needed = lzo_storage_needed,
-	.save_config = lzo_save_config,
-	.load_config = lzo_load_config,
+	.storage_needed = torpor_filter_version_storage,
+	.save_config = torpor_filter_save_version,
+	.load_config = torpor_filter_load_version,
 	.print_debug_info = lzo_print_debug_info,
 	.max_encoded_size = lzo_max_encoded_size,
 	.expected_ratio = lzo_expected_ratio,
