@@ -19,6 +19,7 @@
 
 #include "loader.h"
 #include "log.h"
+#include "plugin-call.h"
 
 #define PLUGIN_SUFFIX ".so"
 
@@ -380,14 +381,12 @@ loader_load(struct registry *r, const char *dir, const char *name,
 			       strerror(-ret_r));
 		goto fail;
 	}
-	if (e->ops.load) {
-		ret_r = e->ops.load(host);
-		if (ret_r < 0) {
-			registry_unregister(r, e);
-			ret_r = refuse(level, path, ret_r, "load() failed: %s",
-				       strerror(-ret_r));
-			goto fail;
-		}
+	ret_r = plugin_load(e, host);
+	if (ret_r < 0) {
+		registry_unregister(r, e);
+		ret_r = refuse(level, path, ret_r, "load() failed: %s",
+			       strerror(-ret_r));
+		goto fail;
 	}
 
 	e->dl = dl;
@@ -531,8 +530,7 @@ loader_unload(struct registry *r, struct plugin_entry *e)
 		return -EBUSY;
 	/* Refuse new references while it goes away. */
 	e->dying = true;
-	if (e->ops.unload)
-		e->ops.unload();
+	plugin_unload(e);
 	registry_unregister(r, e);
 	/* Only what the loader allocated is freed; a built-in entry (no
 	 * file) belongs to whoever registered it. */
