@@ -73,9 +73,11 @@ estimate_image_bytes(struct snapshot *snap, const char *spec)
 	return size;
 }
 
-/* What the cycle will hold during the stream: the plugins' own needs, the
- * pool (buffers, a filter state per thread), the write buffer and the
- * page read ahead.  Refused here, before anything is frozen. */
+/* What the cycle will hold during the stream: the plugins' own needs
+ * (registry_memory_needed(), every plugin once), the pool (buffers, and a
+ * filter state per thread: one filter state more than runs is the margin),
+ * the write buffer and the page read ahead.  Refused here, before anything
+ * is frozen. */
 static int
 check_memory(struct cycle *cy)
 {
