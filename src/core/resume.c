@@ -101,7 +101,7 @@ classify(int r)
 /* A plugin's error: a refusal when it is one of the codes a plugin uses
  * to say "this image is not acceptable", else the error itself. */
 static int
-plugin_verdict(struct resume *rs, int r)
+judge_plugin_error(struct resume *rs, int r)
 {
 	if (r == -EBADMSG || r == -EKEYREJECTED || r == -ENOKEY ||
 	    r == -EPROTONOSUPPORT || r == -EKEYREVOKED || r == -EPERM)
@@ -261,7 +261,7 @@ resume_rebuild_chain(struct resume *rs)
 			e->initialised = r >= 0;
 		}
 		if (r < 0)
-			return plugin_verdict(rs, r);
+			return judge_plugin_error(rs, r);
 	}
 	r = chain_setup(&rs->c, &rs->s->reg, rs->h.page_size, rs->h.chunk_pages);
 	if (r < 0)
@@ -291,7 +291,7 @@ resume_check_stream(struct resume *rs)
 
 	r = chain_start_stream(&rs->c, &rs->h);
 	if (r < 0)
-		return plugin_verdict(rs, r);
+		return judge_plugin_error(rs, r);
 	r = pool_init(&rs->pool, &rs->c, POOL_DECODE, session_threads(rs->s));
 	if (r >= 0)
 		r = pool_start(&rs->pool);
