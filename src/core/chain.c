@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "chain.h"
 #include "log.h"
+#include "plugin-call.h"
 
 void *
 chain_alloc_buffer(size_t size)
 {
-	size_t page = 4096;
+	size_t page = CHAIN_BUFFER_ALIGN;
 	void *p;
 
 	size = (size + page - 1) / page * page;
@@ -49,8 +51,8 @@ chain_setup(struct chain *c, struct registry *r, size_t page_size,
 	c->bound[0] = (size_t)chunk_pages * page_size;
 	c->buf_size = c->bound[0];
 	for (i = 0; i < c->n_filters; i++) {
-		c->bound[i + 1] = c->filters[i]->ops.max_encoded_size(
-			c->bound[i]);
+		c->bound[i + 1] = plugin_max_encoded_size(c->filters[i],
+							  c->bound[i]);
 		if (c->bound[i + 1] < c->bound[i] / 2 ||
 		    c->bound[i + 1] > (64u << 20))
 			return log_error_errno(-EINVAL,
@@ -113,20 +115,6 @@ chain_binding(const struct image_header *h, uint8_t **ret, size_t *ret_len)
 	return 0;
 }
 
-static int
-start_one(struct plugin_entry *e, const struct torpor_image_info *info)
-{
-	int r;
-
-	if (!e->ops.start_stream)
-		return 0;
-	r = e->ops.start_stream(info);
-	if (r < 0)
-		return log_error_errno(r, "plugin '%s' could not start the image stream: %m",
-				       e->ops.name);
-	return 0;
-}
-
 int
 chain_start_stream(struct chain *c, const struct image_header *h)
 {
@@ -145,11 +133,11 @@ chain_start_stream(struct chain *c, const struct image_header *h)
 	c->info.chunk_count = h->chunk_count;
 	c->info.binding = c->binding;
 	for (i = 0; i < c->n_filters; i++) {
-		r = start_one(c->filters[i], &c->info);
+		r = plugin_start_stream(c->filters[i], &c->info);
 		if (r < 0)
 			return r;
 	}
-	return start_one(c->writer, &c->info);
+	return plugin_start_stream(c->writer, &c->info);
 }
 
 void
@@ -159,27 +147,32 @@ chain_release(struct chain *c)
 	c->binding = NULL;
 }
 
+uint64_t
+chain_expected_stream(const struct chain *c, uint64_t raw_bytes)
+{
+	size_t chunk = (size_t)c->chunk_pages * c->page_size;
+	uint64_t chunks = (raw_bytes + chunk - 1) / chunk;
+	uint64_t bytes = raw_bytes, per_chunk = CHUNK_FRAME_SIZE;
+	size_t i;
+
+	for (i = 0; i < c->n_filters; i++) {
+		size_t bound = plugin_max_encoded_size(c->filters[i], chunk);
+
+		bytes = bytes / 1000 * plugin_expected_ratio(c->filters[i]) +
+			bytes % 1000 * plugin_expected_ratio(c->filters[i]) / 1000;
+		/* Tags, digests, a compressor's worst case over its input. */
+		if (bound > chunk)
+			per_chunk += bound - chunk;
+	}
+	return bytes + chunks * per_chunk;
+}
+
 int
 chain_worker_init(const struct chain *c, struct chain_worker *w)
 {
 	size_t i;
-	int r;
 
 	memset(w, 0, sizeof(*w));
-	for (i = 0; i < c->n_filters; i++) {
-		const struct torpor_plugin *f = &c->filters[i]->ops;
-
-		if (f->thread_init) {
-			r = f->thread_init(&w->state[i]);
-			if (r < 0) {
-				log_error_errno(r, "filter '%s' could not set up a thread: %m",
-						c->filters[i]->ops.name);
-				chain_worker_free(c, w);
-				return r;
-			}
-		}
-		w->n_states = i + 1;
-	}
 	for (i = 0; i < 2; i++) {
 		w->buf[i] = chain_alloc_buffer(c->buf_size);
 		if (!w->buf[i]) {
@@ -190,23 +183,59 @@ chain_worker_init(const struct chain *c, struct chain_worker *w)
 	return 0;
 }
 
+int
+chain_worker_start(const struct chain *c, struct chain_worker *w)
+{
+	size_t i;
+	int r;
+
+	for (i = w->n_states; i < c->n_filters; i++) {
+		r = plugin_thread_init(c->filters[i], &w->state[i]);
+		if (r < 0) {
+			chain_worker_stop(c, w);
+			return r;
+		}
+		w->n_states = i + 1;
+	}
+	return 0;
+}
+
+void
+chain_worker_stop(const struct chain *c, struct chain_worker *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->n_states; i++) {
+		plugin_thread_free(c->filters[i], w->state[i]);
+		w->state[i] = NULL;
+	}
+	w->n_states = 0;
+}
+
 void
 chain_worker_free(const struct chain *c, struct chain_worker *w)
 {
 	size_t i;
 
-	for (i = 0; i < w->n_states; i++) {
-		const struct torpor_plugin *f = &c->filters[i]->ops;
-
-		if (f->thread_free && w->state[i])
-			f->thread_free(w->state[i]);
-		w->state[i] = NULL;
-	}
-	w->n_states = 0;
+	chain_worker_stop(c, w);
 	for (i = 0; i < 2; i++) {
 		free(w->buf[i]);
 		w->buf[i] = NULL;
 	}
+}
+
+size_t
+chain_worker_memory(const struct chain *c)
+{
+	size_t bytes = 2 * c->buf_size, i;
+
+	for (i = 0; i < c->n_filters; i++) {
+		size_t need = plugin_memory_needed(c->filters[i]);
+
+		/* Saturate: a plugin's figure is not to be trusted. */
+		bytes = need > SIZE_MAX - bytes ? SIZE_MAX : bytes + need;
+	}
+	return bytes;
 }
 
 int
@@ -219,23 +248,14 @@ chain_encode(const struct chain *c, struct chain_worker *w,
 	size_t cur_len = in_len, i;
 
 	for (i = 0; i < c->n_filters; i++) {
-		const struct torpor_plugin *f = &c->filters[i]->ops;
 		uint8_t *out = w->buf[i & 1];
 		size_t out_len = 0;
 		int r;
 
-		r = f->encode(w->state[i], info, cur, cur_len, out,
-			      c->bound[i + 1], &out_len);
+		r = plugin_encode(c->filters[i], w->state[i], info, cur,
+				  cur_len, out, c->bound[i + 1], &out_len);
 		if (r < 0)
-			return log_error_errno(r, "filter '%s' failed on chunk %llu: %m",
-				c->filters[i]->ops.name,
-				(unsigned long long)info->sequence);
-		if (out_len == 0 || out_len > c->bound[i + 1])
-			return log_error_errno(-EIO,
-				"filter '%s' produced %zu bytes for chunk %llu (bound %zu)",
-				c->filters[i]->ops.name, out_len,
-				(unsigned long long)info->sequence,
-				c->bound[i + 1]);
+			return r;
 		cur = out;
 		cur_len = out_len;
 	}
@@ -254,24 +274,16 @@ chain_decode(const struct chain *c, struct chain_worker *w,
 	size_t cur_len = in_len, i;
 
 	for (i = c->n_filters; i-- > 0;) {
-		const struct torpor_plugin *f = &c->filters[i]->ops;
 		uint8_t *out = w->buf[i & 1];
 		size_t out_len = 0;
 		int r;
 
 		/* The input never aliases the output: stage i reads the
 		 * buffer stage i + 1 wrote, i.e. the other one. */
-		r = f->decode(w->state[i], info, cur, cur_len, out,
-			      c->bound[i], &out_len);
-		if (r >= 0 && out_len > c->bound[i])
-			r = -EBADMSG;
+		r = plugin_decode(c->filters[i], w->state[i], info, cur,
+				  cur_len, out, c->bound[i], &out_len);
 		if (r < 0)
-			return log_error_errno(r,
-				"chunk %llu: filter '%s' refused it: %s",
-				(unsigned long long)info->sequence,
-				c->filters[i]->ops.name,
-				r == -EBADMSG ? "corrupt or tampered data" :
-				strerror(-r));
+			return r;
 		cur = out;
 		cur_len = out_len;
 	}

@@ -50,8 +50,24 @@ int chain_binding(const struct image_header *h, uint8_t **ret,
 
 void chain_release(struct chain *c);
 
+/* Expected bytes of the data stream for raw_bytes of pages: each filter's
+ * expected_ratio() multiplied in, plus per chunk the framing and what each
+ * filter may add to a chunk (max_encoded_size(chunk) - chunk).  The writer
+ * reserves this much before the freeze. */
+uint64_t chain_expected_stream(const struct chain *c, uint64_t raw_bytes);
+
+/* A worker's chunk buffers (before the freeze: they are touched here). */
 int chain_worker_init(const struct chain *c, struct chain_worker *w);
+/* Its filter states (thread_init), after start_stream() as the ABI says;
+ * stop frees them and keeps the buffers. */
+int chain_worker_start(const struct chain *c, struct chain_worker *w);
+void chain_worker_stop(const struct chain *c, struct chain_worker *w);
+/* Both (a zeroed worker is fine). */
 void chain_worker_free(const struct chain *c, struct chain_worker *w);
+
+/* Bytes one worker takes: its buffers and its filter states
+ * (memory_needed() per state). */
+size_t chain_worker_memory(const struct chain *c);
 
 /* Run in[0..in_len) through every filter's encode; *ret points into the
  * worker's buffers (or at in when there is no filter). */
@@ -68,8 +84,10 @@ int chain_decode(const struct chain *c, struct chain_worker *w,
 		 const uint8_t *in, size_t in_len,
 		 const uint8_t **ret, size_t *ret_len);
 
-/* Page-aligned, pre-faulted memory (first touch is slow here: do it before
- * the snapshot).  Free with free(). */
+/* Page-aligned (and so aligned for a writer's write()), pre-faulted memory
+ * (first touch is slow here: do it before the snapshot).  Free with
+ * free(). */
+#define CHAIN_BUFFER_ALIGN 4096u
 void *chain_alloc_buffer(size_t size);
 
 #endif

@@ -1,4 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The hibernation cycle as named steps (DESIGN.md "The cycle"): prepare,
+ * reserve, freeze, snapshot, stream, commit, then power off (or, with
+ * --test, drop the image) and, once the system is back, thaw.  Each step
+ * records what it set up in struct cycle; cycle_end() is the one place
+ * that undoes it.
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,40 +19,38 @@
 #include "cycle.h"
 #include "host.h"
 #include "log.h"
+#include "plugin-call.h"
 #include "pool.h"
 #include "snapshot-internal.h"
 #include "snapshot.h"
 #include "stream.h"
 
-/* The compression filters shipped with torpor and the ratio we count on for
- * the space check: the measured ratios on a realistic page mix are 31-39 %
- * (KERNEL-FACTS.md), so 60 % leaves a margin for less compressible memory. */
-static const char *const compressors[] = { "lzo", "lz4", "zlib", NULL };
+struct cycle {
+	struct torpor_session *s;
+	const struct cycle_options *o;
+	struct snapshot *snap;
+	struct chain chain;
+	struct pool pool;
+	struct stream_out out;
+	struct image_header h;
+	uint8_t *first_page;	/* read ahead: it holds the image's facts */
+	bool first_pending;	/* not yet handed to the stream */
+	bool got, reserved, frozen, have_image, committed;
+	double t0;
+};
 
-uint64_t
-cycle_expected_stream(const struct torpor_session *s, uint64_t raw_bytes,
-		      size_t page_size, uint32_t chunk_pages)
+/* The ends of the chain: filters in order, then the writer. */
+static const struct plugin_entry *
+chain_entry(const struct chain *c, size_t i)
 {
-	uint64_t chunks = (raw_bytes / page_size + chunk_pages - 1) / chunk_pages;
-	uint64_t bytes = raw_bytes;
-	size_t i, j;
-
-	for (i = 0; i < s->config->n_filters; i++)
-		for (j = 0; compressors[j]; j++)
-			if (strcmp(s->config->filters[i], compressors[j]) == 0) {
-				bytes = raw_bytes / 10 * 6;
-				goto done;
-			}
-done:
-	/* Framing, per-filter overhead (tags, digests, tags of AEADs). */
-	return bytes + chunks * (CHUNK_FRAME_SIZE + 64) + bytes / 20;
+	return i < c->n_filters ? c->filters[i] : c->writer;
 }
 
 /* How many bytes of memory the image will take, before it is taken. */
 static uint64_t
 estimate_image_bytes(struct snapshot *snap, const char *spec)
 {
-	uint64_t size = 0, seed;
+	uint64_t size = 0, seed, total, avail;
 	bool named;
 	FILE *f;
 
@@ -61,140 +66,164 @@ estimate_image_bytes(struct snapshot *snap, const char *spec)
 			size = 0;
 		fclose(f);
 	}
-	{
-		uint64_t total = session_meminfo("MemTotal");
-		uint64_t avail = session_meminfo("MemAvailable");
-
-		if (total > avail && (size == 0 || total - avail < size))
-			size = total - avail;
-	}
+	total = session_meminfo("MemTotal");
+	avail = session_meminfo("MemAvailable");
+	if (total > avail && (size == 0 || total - avail < size))
+		size = total - avail;
 	return size;
 }
 
+/* What the cycle will hold during the stream: the plugins' own needs
+ * (registry_memory_needed(), every plugin once), the pool (buffers, and a
+ * filter state per thread: one filter state more than runs is the margin),
+ * the write buffer and the page read ahead.  Refused here, before anything
+ * is frozen. */
 static int
-save_entry(struct plugin_entry *e, uint8_t position,
-	   struct image_chain_entry *ce)
+check_memory(struct cycle *cy)
 {
-	size_t need = e->ops.storage_needed ? e->ops.storage_needed() : 0;
-	int r;
+	size_t page = cy->chain.page_size;
+	uint64_t plugins = registry_memory_needed(&cy->s->reg, page);
+	uint64_t pool = pool_memory(&cy->chain, session_threads(cy->s));
+	uint64_t need = STREAM_IO_SIZE + page;
+	uint64_t avail = session_meminfo("MemAvailable");
 
-	memset(ce, 0, sizeof(*ce));
-	snprintf(ce->name, sizeof(ce->name), "%s", e->ops.name);
-	ce->type = (uint8_t)e->ops.type;
-	ce->position = position;
-	if (!e->ops.save_config || need == 0)
+	/* Every figure may be saturated; so is the sum. */
+	need = pool > UINT64_MAX - need ? UINT64_MAX : need + pool;
+	need = plugins > (UINT64_MAX - need) / page ? UINT64_MAX :
+	       need + plugins * page;
+	if (avail == 0 || need <= avail)
 		return 0;
-	if (need > IMAGE_MAX_BLOB)
-		return log_error_errno(-E2BIG, "plugin '%s' wants %zu bytes of header, more than %u",
-				       e->ops.name, need, IMAGE_MAX_BLOB);
-	ce->blob = calloc(1, need);
-	if (!ce->blob)
-		return -ENOMEM;
-	r = e->ops.save_config(ce->blob, need);
-	if (r < 0)
-		return log_error_errno(r, "plugin '%s' could not save its configuration: %m",
-				       e->ops.name);
-	if ((size_t)r > need)
-		return log_error_errno(-EOVERFLOW, "plugin '%s' wrote past its header storage",
-				       e->ops.name);
-	ce->blob_len = (uint32_t)r;
-	return 0;
+	return log_error_errno(-ENOMEM, "not enough memory to hibernate: the plugins and buffers need %" PRIu64 " MiB, %" PRIu64 " MiB are available",
+			       need / 1048576 + (need % 1048576 != 0), avail >> 20);
 }
 
-/* Fill the header's chain with the names (blobs come at commit). */
-static void
-chain_names(const struct chain *c, struct image_header *h)
+/* The header holds the chain and each plugin's saved configuration: check
+ * now that what the plugins ask for fits the header budget. */
+static int
+check_header_room(struct cycle *cy)
 {
-	size_t i;
+	const struct chain *c = &cy->chain;
+	struct image_header *h = &cy->h;
+	size_t i, blobs = registry_header_storage(&cy->s->reg);
 
 	h->n_chain = (uint32_t)c->n_filters + 1;
-	for (i = 0; i <= c->n_filters; i++) {
-		struct plugin_entry *e = i < c->n_filters ? c->filters[i] : c->writer;
+	for (i = 0; i < h->n_chain; i++) {
+		const struct plugin_entry *e = chain_entry(c, i);
+		size_t need = plugin_storage_needed(e);
 
 		snprintf(h->chain[i].name, sizeof(h->chain[i].name), "%s", e->ops.name);
 		h->chain[i].type = (uint8_t)e->ops.type;
 		h->chain[i].position = (uint8_t)i;
+		if (need > IMAGE_MAX_BLOB)
+			return log_error_errno(-E2BIG, "plugin '%s' wants %zu bytes of header, more than %u",
+					       e->ops.name, need, IMAGE_MAX_BLOB);
 	}
-}
-
-static int
-commit_image(struct chain *c, struct image_header *h)
-{
-	uint8_t *buf = NULL;
-	size_t len = 0, i;
-	int r;
-
-	for (i = 0; i <= c->n_filters; i++) {
-		struct plugin_entry *e = i < c->n_filters ? c->filters[i] : c->writer;
-
-		r = save_entry(e, (uint8_t)i, &h->chain[i]);
-		if (r < 0)
-			return r;
-	}
-	len = image_header_size(h);
-	buf = calloc(1, len);
-	if (!buf)
-		return -ENOMEM;
-	r = image_header_encode(h, buf, len, &len);
-	if (r < 0) {
-		free(buf);
-		return log_error_errno(r, "could not encode the image header: %m");
-	}
-	r = c->writer->ops.commit(buf, len);
-	free(buf);
-	if (r < 0)
-		return log_error_errno(r, "writer '%s' could not commit the image: %m",
-				       c->writer->ops.name);
+	if (blobs > IMAGE_MAX_HEADER - image_header_size(h))
+		return log_error_errno(-E2BIG, "the plugins want %zu bytes of image header, more than the %u bytes there are",
+				       blobs, IMAGE_MAX_HEADER - (unsigned)image_header_size(h));
 	return 0;
 }
 
-/* After the system came back: report what the resume side recorded. */
-static void
-report_resume_stats(struct chain *c)
+/* Open the source, build and initialise the chain, check memory and the
+ * header, and allocate (and touch) every buffer of the stream. */
+static int
+cycle_prepare(struct cycle *cy)
 {
-	const struct torpor_plugin *w = &c->writer->ops;
-	struct image_header h;
-	uint8_t *buf;
-	size_t len = 0;
-	char err[160];
+	struct torpor_session *s = cy->s;
+	int r;
 
-	buf = malloc(IMAGE_MAX_HEADER);
-	if (!buf)
-		return;
-	memset(&h, 0, sizeof(h));
-	if (w->read_header(buf, IMAGE_MAX_HEADER, &len) == 0 &&
-	    image_header_parse(buf, len, &h, err, sizeof(err)) == 0 &&
-	    h.stats.resumed_at)
-		printf("resume (recorded by torpor-resume): %" PRIu64 " pages in %.2f s\n",
-		       h.stats.pages_restored, (double)h.stats.read_usec / 1e6);
-	image_header_clear(&h);
-	free(buf);
+	r = snapshot_open(s->config->snapshot, SNAPSHOT_MODE_HIBERNATE, &cy->snap);
+	if (r < 0)
+		return r;
+	host_set_snapshot(cy->snap);
+	r = chain_setup(&cy->chain, &s->reg, cy->snap->page_size,
+			s->config->chunk_pages);
+	if (r < 0)
+		return r;
+	r = registry_get(&s->reg);
+	if (r < 0)
+		return log_error_errno(r, "a plugin is being unloaded; try again");
+	cy->got = true;
+	r = registry_initialise(&s->reg, 1);
+	if (r >= 0)
+		r = check_memory(cy);
+	if (r >= 0)
+		r = check_header_room(cy);
+	if (r < 0)
+		return r;
+	cy->first_page = chain_alloc_buffer(cy->chain.page_size);
+	r = cy->first_page ? stream_out_init(&cy->out, cy->chain.writer) : -ENOMEM;
+	if (r >= 0)
+		r = pool_init(&cy->pool, &cy->chain, POOL_ENCODE, session_threads(s));
+	if (r < 0)
+		return log_error_errno(r, "could not allocate the stream buffers: %m");
+	return 0;
 }
 
-/* Frame and queue the oldest encoded chunk. */
+/* Room on the storage for the image, asked before anything is frozen. */
 static int
-write_collected(struct pool *pool, struct stream_out *out)
+cycle_reserve(struct cycle *cy)
 {
-	struct pool_slot *s = pool_collect(pool);
+	uint64_t raw = estimate_image_bytes(cy->snap, cy->s->config->snapshot);
+	int r = plugin_reserve(cy->chain.writer,
+			       chain_expected_stream(&cy->chain, raw));
 
-	if (s->err < 0)
-		return s->err;
-	return stream_out_chunk(out, s->info.sequence, s->info.flags,
-				s->info.raw_len, s->out, s->out_len);
+	if (r < 0)
+		return r;
+	cy->reserved = true;
+	return 0;
 }
 
 static int
-read_chunk_pages(struct snapshot *snap, uint8_t *buf, uint32_t chunk_pages,
-		 uint64_t pages_left, uint32_t *ret_pages)
+cycle_freeze(struct cycle *cy)
 {
-	uint32_t n;
+	int r = cy->snap->ops->freeze(cy->snap);
 
-	for (n = 0; n < chunk_pages && n < pages_left; n++) {
+	if (r < 0)
+		return log_error_errno(r, "could not freeze user space: %m");
+	cy->frozen = true;
+	return 0;
+}
+
+/* Returns with *in_suspend = 1 after the snapshot, and again with 0 in the
+ * resumed system. */
+static int
+cycle_snapshot(struct cycle *cy, int *in_suspend)
+{
+	int r;
+
+	/* The platform's hibernation method (ACPI S4) is used for the power
+	 * off when the source has one; it must be chosen before the image
+	 * is created.  Without it, power_off() switches off directly. */
+	if (cy->snap->ops->platform_support &&
+	    cy->snap->ops->platform_support(cy->snap, true) < 0)
+		log_debug("no platform hibernation method: powering off directly");
+	r = cy->snap->ops->create_image(cy->snap, in_suspend);
+	if (r < 0)
+		return log_error_errno(r, "the kernel could not create the image: %m");
+	cy->have_image = true;
+	cy->t0 = session_now();
+	return 0;
+}
+
+/* The source with the first page read ahead. */
+static int
+read_pages(void *ctx, uint8_t *buf, uint32_t max_pages, uint32_t *ret_pages)
+{
+	struct cycle *cy = ctx;
+	struct snapshot *snap = cy->snap;
+	uint32_t n = 0;
+
+	if (cy->first_pending && max_pages > 0) {
+		memcpy(buf, cy->first_page, snap->page_size);
+		cy->first_pending = false;
+		n = 1;
+	}
+	for (; n < max_pages; n++) {
 		ssize_t k = snap->ops->read_page(snap, buf + (size_t)n * snap->page_size);
 
 		if (k < 0)
-			return log_error_errno((int)k, "reading page %" PRIu64 " of the snapshot failed: %m",
-					       (uint64_t)n);
+			return log_error_errno((int)k, "reading a page of the snapshot failed: %m");
 		if (k == 0)
 			break;
 		if ((size_t)k != snap->page_size)
@@ -204,221 +233,221 @@ read_chunk_pages(struct snapshot *snap, uint8_t *buf, uint32_t chunk_pages,
 	return 0;
 }
 
+/* The header's facts: the image's size, a new UUID and the kernel that
+ * wrote it (from the image's first page, read ahead). */
+static int
+describe_image(struct cycle *cy)
+{
+	struct image_header *h = &cy->h;
+	struct snapshot_info si;
+	uint64_t bytes = 0;
+	uint32_t n = 0;
+	int r;
+
+	r = cy->snap->ops->image_size(cy->snap, &bytes);
+	if (r < 0)
+		return log_error_errno(r, "could not get the image size: %m");
+	h->format_version = IMAGE_FORMAT_VERSION;
+	h->flags = cy->o->test ? IMAGE_FLAG_TEST : 0;
+	if (getrandom(h->uuid, sizeof(h->uuid), 0) != sizeof(h->uuid))
+		return log_error_errno(-errno, "no random bytes for the image UUID: %m");
+	h->created = (uint64_t)time(NULL);
+	h->page_size = (uint32_t)cy->chain.page_size;
+	h->page_count = bytes / cy->chain.page_size;
+	h->chunk_pages = cy->chain.chunk_pages;
+	h->chunk_count = (h->page_count + h->chunk_pages - 1) / h->chunk_pages;
+	r = read_pages(cy, cy->first_page, 1, &n);
+	if (r >= 0 && n == 0)
+		r = log_error_errno(-EIO, "the snapshot is empty");
+	if (r >= 0 && snapshot_parse_info(cy->first_page, cy->chain.page_size, &si) < 0)
+		r = log_error_errno(-EBADMSG, "the image's first page is not a snapshot header");
+	if (r < 0)
+		return r;
+	memcpy(h->kernel_release, si.release, sizeof(h->kernel_release));
+	memcpy(h->kernel_version, si.version, sizeof(h->kernel_version));
+	cy->first_pending = true;
+	return 0;
+}
+
+/* Pages -> chain -> framing -> writer.  Filters learn the image before
+ * any thread state exists (crypt draws its key in start_stream()), so
+ * the states and threads start here, after the snapshot. */
+static int
+cycle_stream(struct cycle *cy)
+{
+	int r;
+
+	r = describe_image(cy);
+	if (r >= 0)
+		r = chain_start_stream(&cy->chain, &cy->h);
+	if (r >= 0)
+		r = pool_start(&cy->pool);
+	if (r < 0)
+		return r;
+	cy->out.report = (struct stream_report){
+		.fn = cy->o->progress,
+		.ctx = cy->o->progress_ctx,
+		.what = cy->o->test ? "hibernate (test)" : "hibernate",
+	};
+	r = stream_encode_all(&cy->chain, &cy->pool, &cy->out, &cy->h,
+			      read_pages, cy);
+	cy->h.stored_bytes = cy->out.total;
+	return r;
+}
+
+/* A plugin's saved configuration, asked for its size again (a writer's
+ * grows while the image is written). */
+static int
+save_entry(const struct plugin_entry *e, struct image_chain_entry *ce)
+{
+	size_t need = plugin_storage_needed(e);
+	int r;
+
+	ce->blob_len = 0;
+	if (need == 0)
+		return 0;
+	if (need > IMAGE_MAX_BLOB)
+		return log_error_errno(-E2BIG, "plugin '%s' wants %zu bytes of header, more than %u",
+				       e->ops.name, need, IMAGE_MAX_BLOB);
+	ce->blob = calloc(1, need);
+	if (!ce->blob)
+		return -ENOMEM;
+	r = plugin_save_config(e, ce->blob, need);
+	if (r < 0)
+		return r;
+	ce->blob_len = (uint32_t)r;
+	return 0;
+}
+
+/* The header, with every plugin's configuration, goes last. */
+static int
+cycle_commit(struct cycle *cy)
+{
+	struct image_header *h = &cy->h;
+	uint8_t *buf;
+	size_t len, i;
+	int r = 0;
+
+	for (i = 0; i < h->n_chain && r >= 0; i++)
+		r = save_entry(chain_entry(&cy->chain, i), &h->chain[i]);
+	if (r < 0)
+		return r;
+	len = image_header_size(h);
+	buf = calloc(1, len);
+	if (!buf)
+		return -ENOMEM;
+	r = image_header_encode(h, buf, len, &len);
+	if (r < 0)
+		log_error_errno(r, "could not encode the image header: %m");
+	else
+		r = plugin_commit(cy->chain.writer, buf, len);
+	free(buf);
+	if (r < 0)
+		return r;
+	cy->committed = true;
+	session_print_summary(cy->o->test ? "hibernate (test)" : "hibernate",
+			      h->page_count, h->page_size, h->stored_bytes,
+			      session_now() - cy->t0);
+	return 0;
+}
+
+/* --test: the system goes on running, so its image must never be
+ * resumed: an image left behind would be resumed over it at the next
+ * boot. */
+static int
+cycle_drop_test_image(struct cycle *cy)
+{
+	return plugin_invalidate(cy->chain.writer);
+}
+
+/* Only the simulated device returns from here: its "resume" is the next
+ * torpor-resume run; the cycle goes on as after a real one. */
+static int
+cycle_power_off(struct cycle *cy)
+{
+	int r;
+
+	if (cy->s->config->after != CONFIG_AFTER_POWEROFF)
+		log_warning("after=%s is not supported yet; powering off",
+			    cy->s->config->after == CONFIG_AFTER_REBOOT ? "reboot" : "suspend");
+	r = cy->snap->ops->power_off(cy->snap);
+	if (r < 0)
+		return log_error_errno(r, "could not power off: %m");
+	return 0;
+}
+
+/* After the system came back: report what the resume side recorded. */
+static void
+report_resume_stats(const struct plugin_entry *writer)
+{
+	struct image_header h;
+	uint8_t *buf = malloc(IMAGE_MAX_HEADER);
+	size_t len = 0;
+	char err[160];
+
+	if (!buf)
+		return;
+	memset(&h, 0, sizeof(h));
+	if (plugin_read_header(writer, buf, IMAGE_MAX_HEADER, &len) == 0 &&
+	    image_header_parse(buf, len, &h, err, sizeof(err)) == 0 &&
+	    h.stats.resumed_at)
+		printf("resume (recorded by torpor-resume): %" PRIu64 " pages in %.2f s\n",
+		       h.stats.pages_restored, (double)h.stats.read_usec / 1e6);
+	image_header_clear(&h);
+	free(buf);
+}
+
+/* The one cleanup path.  A failure before the power-off leaves nothing:
+ * the writer gives back what it took (an image already committed is
+ * invalidated), the image is freed and tasks are thawed. */
+static int
+cycle_end(struct cycle *cy, int r)
+{
+	if (r < 0 && cy->committed)
+		plugin_invalidate(cy->chain.writer);
+	else if (r < 0 && cy->reserved)
+		plugin_abort(cy->chain.writer);
+	if (cy->have_image)
+		cy->snap->ops->free_image(cy->snap);
+	if (cy->frozen) {
+		log_info("thawing");
+		cy->snap->ops->unfreeze(cy->snap);
+	}
+	stream_out_free(&cy->out);
+	pool_free(&cy->pool);
+	free(cy->first_page);
+	registry_cleanup(&cy->s->reg, 1);
+	if (cy->got)
+		registry_put(&cy->s->reg);
+	image_header_clear(&cy->h);
+	chain_release(&cy->chain);
+	host_set_snapshot(NULL);
+	snapshot_close(cy->snap);
+	return r;
+}
+
 int
 cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 {
-	struct snapshot *snap = NULL;
-	struct chain c;
-	struct pool pool;
-	bool pool_up = false;
-	struct stream_out out;
-	struct image_header h;
-	uint8_t *pages = NULL;
-	uint64_t image_bytes = 0, expected, seq, pages_left;
-	bool frozen = false, have_image = false, reserved = false;
-	bool committed = false, got = false;
+	struct cycle cy = { .s = s, .o = o };
 	int in_suspend = 0, r;
-	double t0;
 
-	memset(&h, 0, sizeof(h));
-	memset(&out, 0, sizeof(out));
-	memset(&c, 0, sizeof(c));
-
-	r = snapshot_open(s->config->snapshot, SNAPSHOT_MODE_HIBERNATE, &snap);
-	if (r < 0)
-		return r;
-	host_set_snapshot(snap);
-
-	r = chain_setup(&c, &s->reg, snap->page_size, s->config->chunk_pages);
-	if (r < 0)
-		goto out;
-	r = registry_get(&s->reg);
-	if (r < 0) {
-		log_error_errno(r, "a plugin is being unloaded; try again");
-		goto out;
+	r = cycle_prepare(&cy);
+	if (r >= 0)
+		r = cycle_reserve(&cy);
+	if (r >= 0)
+		r = cycle_freeze(&cy);
+	if (r >= 0)
+		r = cycle_snapshot(&cy, &in_suspend);
+	if (r >= 0 && in_suspend) {
+		r = cycle_stream(&cy);
+		if (r >= 0)
+			r = cycle_commit(&cy);
+		if (r >= 0)
+			r = o->test ? cycle_drop_test_image(&cy) :
+				      cycle_power_off(&cy);
 	}
-	got = true;
-	r = registry_initialise(&s->reg, 1);
-	if (r < 0)
-		goto out;
-
-	/* Everything the stream needs is allocated and touched now. */
-	pages = chain_alloc_buffer((size_t)c.chunk_pages * c.page_size);
-	r = pages ? stream_out_init(&out, c.writer) : -ENOMEM;
-	if (r < 0) {
-		log_error_errno(r, "could not allocate the stream buffers: %m");
-		goto out;
-	}
-
-	expected = cycle_expected_stream(s, estimate_image_bytes(snap, s->config->snapshot),
-					 c.page_size, c.chunk_pages);
-	r = c.writer->ops.reserve(expected);
-	if (r < 0) {
-		if (r != -ENOSPC)
-			log_error_errno(r, "writer '%s' could not reserve %" PRIu64 " MiB: %m",
-					c.writer->ops.name, expected >> 20);
-		goto out;
-	}
-	reserved = true;
-
-	r = snap->ops->freeze(snap);
-	if (r < 0) {
-		log_error_errno(r, "could not freeze user space: %m");
-		goto out;
-	}
-	frozen = true;
-	r = snap->ops->create_image(snap, &in_suspend);
-	if (r < 0) {
-		log_error_errno(r, "the kernel could not create the image: %m");
-		goto out;
-	}
-	have_image = true;
-	if (!in_suspend)
-		goto resumed;
-
-	t0 = session_now();
-	r = snap->ops->image_size(snap, &image_bytes);
-	if (r < 0) {
-		log_error_errno(r, "could not get the image size: %m");
-		goto out;
-	}
-	h.format_version = IMAGE_FORMAT_VERSION;
-	h.flags = o->test ? IMAGE_FLAG_TEST : 0;
-	if (getrandom(h.uuid, sizeof(h.uuid), 0) != sizeof(h.uuid)) {
-		r = log_error_errno(-errno, "no random bytes for the image UUID: %m");
-		goto out;
-	}
-	h.created = (uint64_t)time(NULL);
-	h.page_size = (uint32_t)c.page_size;
-	h.page_count = image_bytes / c.page_size;
-	h.chunk_pages = c.chunk_pages;
-	h.chunk_count = (h.page_count + c.chunk_pages - 1) / c.chunk_pages;
-	chain_names(&c, &h);
-
-	pages_left = h.page_count;
-	for (seq = 0; seq < h.chunk_count; seq++) {
-		struct pool_slot *slot;
-		uint8_t *dst = pages;
-		uint32_t n = 0;
-
-		if (pool_up && pool_full(&pool)) {
-			r = write_collected(&pool, &out);
-			if (r < 0)
-				goto out;
-		}
-		if (pool_up)
-			dst = pool_next(&pool)->in;
-		r = read_chunk_pages(snap, dst, c.chunk_pages, pages_left, &n);
-		if (r < 0)
-			goto out;
-		if (n == 0 || (n < c.chunk_pages && n != pages_left)) {
-			r = log_error_errno(-EIO, "the snapshot ended after %" PRIu64 " of %" PRIu64 " pages",
-					    h.page_count - pages_left + n, h.page_count);
-			goto out;
-		}
-		if (seq == 0) {
-			struct snapshot_info si;
-
-			r = snapshot_parse_info(pages, c.page_size, &si);
-			if (r < 0) {
-				log_error_errno(r, "the image's first page is not a snapshot header");
-				goto out;
-			}
-			memcpy(h.kernel_release, si.release, sizeof(h.kernel_release));
-			memcpy(h.kernel_version, si.version, sizeof(h.kernel_version));
-			/* Filters learn the image before any thread state
-			 * exists (crypt draws its key here). */
-			r = chain_start_stream(&c, &h);
-			if (r < 0)
-				goto out;
-			r = pool_init(&pool, &c, POOL_ENCODE, session_threads(s));
-			if (r < 0)
-				goto out;
-			pool_up = true;
-			memcpy(pool_next(&pool)->in, pages, (size_t)n * c.page_size);
-		}
-		pages_left -= n;
-		slot = pool_next(&pool);
-		slot->in_len = (size_t)n * c.page_size;
-		slot->info.sequence = seq;
-		slot->info.flags = seq + 1 == h.chunk_count ? TORPOR_CHUNK_LAST : 0;
-		slot->info.raw_len = (uint32_t)slot->in_len;
-		pool_submit(&pool);
-	}
-	while (pool_up && pool_pending(&pool)) {
-		r = write_collected(&pool, &out);
-		if (r < 0)
-			goto out;
-	}
-	if (snap->ops->read_page(snap, pages) != 0) {
-		r = log_error_errno(-EIO, "the snapshot has more pages than its size says");
-		goto out;
-	}
-	r = stream_out_flush(&out);
-	if (r < 0)
-		goto out;
-	h.stored_bytes = out.total;
-	r = commit_image(&c, &h);
-	if (r < 0)
-		goto out;
-	committed = true;
-	session_print_summary(o->test ? "hibernate (test)" : "hibernate", h.page_count,
-		      c.page_size, h.stored_bytes, session_now() - t0);
-
-	if (o->test) {
-		/* A test image must never be resumed: the system goes on. */
-		r = c.writer->ops.invalidate();
-		if (r < 0) {
-			/* The system goes on running: an image left behind
-			 * would be resumed over it at the next boot. */
-			log_error_errno(r, "could not invalidate the test image: %m");
-			goto out;
-		}
-		goto resumed;
-	}
-	switch (s->config->after) {
-	case CONFIG_AFTER_REBOOT:
-	case CONFIG_AFTER_SUSPEND:
-		log_warning("after=%s is not supported yet; powering off",
-			    s->config->after == CONFIG_AFTER_REBOOT ? "reboot" : "suspend");
-		/* fall through */
-	case CONFIG_AFTER_POWEROFF:
-		r = snap->ops->power_off(snap);
-		break;
-	}
-	if (r < 0) {
-		log_error_errno(r, "could not power off: %m");
-		goto out;
-	}
-	/* Only the simulated device gets here: its "resume" is the next
-	 * torpor-resume run; the cycle goes on as after a real one. */
-
-resumed:
-	r = 0;
-	if (!o->test)
-		report_resume_stats(&c);
-	log_info("thawing");
-out:
-	if (r < 0 && reserved && c.writer) {
-		if (committed)
-			c.writer->ops.invalidate();
-		else if (c.writer->ops.abort)
-			c.writer->ops.abort();
-	}
-	if (have_image)
-		snap->ops->free_image(snap);
-	if (frozen)
-		snap->ops->unfreeze(snap);
-	stream_out_free(&out);
-	if (pool_up)
-		pool_free(&pool);
-	free(pages);
-	registry_cleanup(&s->reg, 1);
-	if (got)
-		registry_put(&s->reg);
-	image_header_clear(&h);
-	chain_release(&c);
-	host_set_snapshot(NULL);
-	snapshot_close(snap);
-	return r;
+	if (r >= 0 && !o->test)
+		report_resume_stats(cy.chain.writer);
+	return cycle_end(&cy, r);
 }

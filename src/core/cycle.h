@@ -9,20 +9,22 @@
 #include <stdbool.h>
 
 #include "session.h"
+#include "stream.h"
 
 struct cycle_options {
 	bool test;		/* write the image, then thaw and return */
+	/* Told after each chunk of the stream (NULL: nobody listens);
+	 * session_print_progress() prints it on stderr. */
+	stream_progress_fn progress;
+	void *progress_ctx;
 };
 
 /* Run one cycle with the arranged session.  Returns 0 once the system is
  * back (resumed, or --test done), -errno when it aborted (everything undone:
- * image invalidated, tasks thawed). */
+ * image invalidated, tasks thawed).  Refuses before freezing anything when
+ * the plugins and buffers need more memory than is available, when their
+ * saved configurations would not fit the image header, or when the writer
+ * has no room. */
 int cycle_hibernate(struct torpor_session *s, const struct cycle_options *o);
-
-/* Expected bytes of the data stream for raw_bytes of pages through the
- * session's chain (the writer reserves this much before the freeze). */
-uint64_t cycle_expected_stream(const struct torpor_session *s,
-			       uint64_t raw_bytes, size_t page_size,
-			       uint32_t chunk_pages);
 
 #endif

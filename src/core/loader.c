@@ -21,6 +21,7 @@
 #include "loader.h"
 #include "log.h"
 #include "names.h"
+#include "plugin-call.h"
 
 #define PLUGIN_SUFFIX ".so"
 
@@ -462,13 +463,11 @@ register_and_load(struct registry *r, struct plugin_entry *e,
 	if (ret < 0)
 		return refuse(level, path, ret, "cannot register: %s",
 			      strerror(-ret));
-	if (e->ops.load) {
-		ret = e->ops.load(host);
-		if (ret < 0) {
-			registry_unregister(r, e);
-			return refuse(level, path, ret, "load() failed: %s",
-				      strerror(-ret));
-		}
+	ret = plugin_load(e, host);
+	if (ret < 0) {
+		registry_unregister(r, e);
+		return refuse(level, path, ret, "load() failed: %s",
+			      strerror(-ret));
 	}
 	return 0;
 }
@@ -651,8 +650,7 @@ loader_unload(struct registry *r, struct plugin_entry *e)
 		return -EBUSY;
 	/* Refuse new references while it goes away. */
 	e->dying = true;
-	if (e->ops.unload)
-		e->ops.unload();
+	plugin_unload(e);
 	registry_unregister(r, e);
 	/* Only what the loader allocated is freed; a built-in entry (no
 	 * file) belongs to whoever registered it. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,68 +74,107 @@ worker_main(void *arg)
 	return NULL;
 }
 
+static unsigned
+slots_for(unsigned threads)
+{
+	return threads ? 2 * threads + 2 : 1;
+}
+
+size_t
+pool_memory(const struct chain *c, unsigned threads)
+{
+	size_t slots = (size_t)slots_for(threads) * 2 * c->buf_size;
+	size_t workers = threads ? threads : 1;
+	size_t worker = chain_worker_memory(c);
+
+	if (worker > (SIZE_MAX - slots) / workers)
+		return SIZE_MAX;
+	return slots + workers * worker;
+}
+
 int
 pool_init(struct pool *p, const struct chain *c,
 	  enum pool_direction direction, unsigned threads)
 {
-	unsigned n_workers = threads ? threads : 1, i;
-	int r;
+	unsigned i;
 
 	memset(p, 0, sizeof(*p));
 	p->chain = c;
 	p->direction = direction;
-	p->n_slots = threads ? 2 * threads + 2 : 1;
+	p->want_threads = threads;
+	p->n_slots = slots_for(threads);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->work, NULL);
 	pthread_cond_init(&p->done, NULL);
 
 	p->slots = calloc(p->n_slots, sizeof(*p->slots));
-	p->workers = calloc(n_workers, sizeof(*p->workers));
+	p->workers = calloc(threads ? threads : 1, sizeof(*p->workers));
 	if (!p->slots || !p->workers)
 		goto nomem;
-	/* Every worker is freed, started or not (a zeroed one is a no-op). */
-	p->n_workers = n_workers;
+	/* Every worker is freed, set up or not (a zeroed one is a no-op). */
+	p->n_workers = threads ? threads : 1;
+	p->threads = threads ? calloc(threads, sizeof(*p->threads)) : NULL;
+	if (threads && !p->threads)
+		goto nomem;
 	for (i = 0; i < p->n_slots; i++) {
 		p->slots[i].in = chain_alloc_buffer(c->buf_size);
 		p->slots[i].out = chain_alloc_buffer(c->buf_size);
 		if (!p->slots[i].in || !p->slots[i].out)
 			goto nomem;
 	}
-	for (i = 0; i < n_workers; i++) {
-		r = chain_worker_init(c, &p->workers[i]);
-		if (r < 0) {
+	for (i = 0; i < p->n_workers; i++)
+		if (chain_worker_init(c, &p->workers[i]) < 0) {
 			pool_free(p);
-			return r;
+			return -ENOMEM;
 		}
-	}
-	if (threads) {
-		p->threads = calloc(threads, sizeof(*p->threads));
-		if (!p->threads)
-			goto nomem;
-		for (i = 0; i < threads; i++) {
-			struct worker_arg *a = malloc(sizeof(*a));
-
-			if (!a)
-				goto nomem;
-			a->pool = p;
-			a->worker = &p->workers[i];
-			r = pthread_create(&p->threads[i], NULL, worker_main, a);
-			if (r != 0) {
-				free(a);
-				pool_free(p);
-				return log_error_errno(-r, "cannot start a worker thread: %m");
-			}
-			p->n_threads = i + 1;
-		}
-	}
 	return 0;
 nomem:
 	pool_free(p);
 	return log_error_errno(-ENOMEM, "out of memory for the worker pool");
 }
 
+static int
+start_threads(struct pool *p)
+{
+	unsigned i;
+	int r;
+
+	for (i = 0; i < p->want_threads; i++) {
+		struct worker_arg *a = malloc(sizeof(*a));
+
+		if (!a)
+			return log_error_errno(-ENOMEM, "out of memory for a worker thread");
+		a->pool = p;
+		a->worker = &p->workers[i];
+		r = pthread_create(&p->threads[i], NULL, worker_main, a);
+		if (r != 0) {
+			free(a);
+			return log_error_errno(-r, "cannot start a worker thread: %m");
+		}
+		p->n_threads = i + 1;
+	}
+	return 0;
+}
+
+int
+pool_start(struct pool *p)
+{
+	unsigned i;
+	int r = 0;
+
+	p->filled = p->taken = p->collected = 0;
+	p->stop = false;
+	for (i = 0; i < p->n_workers && r >= 0; i++)
+		r = chain_worker_start(p->chain, &p->workers[i]);
+	if (r >= 0)
+		r = start_threads(p);
+	if (r < 0)
+		pool_stop(p);
+	return r;
+}
+
 void
-pool_free(struct pool *p)
+pool_stop(struct pool *p)
 {
 	unsigned i;
 
@@ -146,6 +186,20 @@ pool_free(struct pool *p)
 		for (i = 0; i < p->n_threads; i++)
 			pthread_join(p->threads[i], NULL);
 	}
+	p->n_threads = 0;
+	if (p->workers)
+		for (i = 0; i < p->n_workers; i++)
+			chain_worker_stop(p->chain, &p->workers[i]);
+}
+
+void
+pool_free(struct pool *p)
+{
+	unsigned i;
+
+	if (!p->chain)
+		return;
+	pool_stop(p);
 	free(p->threads);
 	p->threads = NULL;
 	if (p->workers)
@@ -160,10 +214,10 @@ pool_free(struct pool *p)
 		}
 	free(p->slots);
 	p->slots = NULL;
-	p->n_threads = 0;
 	pthread_cond_destroy(&p->work);
 	pthread_cond_destroy(&p->done);
 	pthread_mutex_destroy(&p->lock);
+	p->chain = NULL;
 }
 
 bool

@@ -4,6 +4,12 @@
  * thread (snapshot reads, writer I/O) while worker threads run them through
  * the chain, each with its own filter states.  With no worker thread the
  * caller's thread runs the chain itself.
+ *
+ * Memory and threads come in two steps because of the freeze: pool_init()
+ * allocates and touches every buffer before it; pool_start() makes the
+ * filter states (thread_init(), after start_stream() as the ABI says) and
+ * the threads once user space is frozen (the freezer would stop threads
+ * started before it, as it stops every task but the one that asks).
  */
 #ifndef TORPOR_POOL_H
 #define TORPOR_POOL_H
@@ -28,13 +34,13 @@ struct pool_slot {
 	size_t out_len;
 	int state;
 	int err;
-	uint64_t where;			/* caller's note: stream offset */
 };
 
 struct pool {
 	const struct chain *chain;
 	enum pool_direction direction;
-	unsigned n_threads;
+	unsigned want_threads;		/* configured: 0 = inline */
+	unsigned n_threads;		/* running */
 	pthread_t *threads;
 	struct chain_worker *workers;	/* one per thread, or one inline */
 	unsigned n_workers;		/* entries of workers[] */
@@ -47,9 +53,20 @@ struct pool {
 	pthread_cond_t done;
 };
 
-/* Threads: 0 = none (the caller runs the chain). */
+/* Bytes pool_init() and pool_start() take for this chain and thread count:
+ * slot buffers, and per worker its buffers and filter states. */
+size_t pool_memory(const struct chain *c, unsigned threads);
+
+/* Allocate every buffer.  Threads: 0 = none (the caller runs the chain). */
 int pool_init(struct pool *p, const struct chain *c,
 	      enum pool_direction direction, unsigned threads);
+
+/* Filter states and threads; the pool must be empty.  pool_stop() ends
+ * both and keeps the buffers, so the pool can be started again. */
+int pool_start(struct pool *p);
+void pool_stop(struct pool *p);
+
+/* Everything (a pool zeroed or already freed is fine). */
 void pool_free(struct pool *p);
 
 /* Whether every slot holds a chunk not yet collected. */

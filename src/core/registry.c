@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "plugin-call.h"
 #include "registry.h"
 
 /* Appended, within the bound, when the debug text did not all fit. */
@@ -218,8 +219,7 @@ cleanup_reverse(struct plugin_entry *last, int finishing_cycle)
 	for (e = last; e; e = e->prev_plugin) {
 		if (e->disabled || !e->initialised)
 			continue;
-		if (e->ops.cleanup)
-			e->ops.cleanup(finishing_cycle);
+		plugin_cleanup(e, finishing_cycle);
 		e->initialised = false;
 	}
 }
@@ -235,11 +235,9 @@ registry_initialise(struct registry *r, int starting_cycle)
 		 * itself): never initialise twice. */
 		if (e->disabled || e->initialised)
 			continue;
-		if (e->ops.initialise) {
-			ret = e->ops.initialise(starting_cycle);
-			if (ret < 0)
-				goto fail;
-		}
+		ret = plugin_initialise(e, starting_cycle);
+		if (ret < 0)
+			goto fail;
 		/* Without an initialise() the plugin is ready as it is; its
 		 * cleanup() is still owed. */
 		e->initialised = true;
@@ -247,8 +245,6 @@ registry_initialise(struct registry *r, int starting_cycle)
 	return 0;
 
 fail:
-	log_errno(TORPOR_LOG_ERR, ret, "plugin '%s' did not initialise: %m",
-		  entry_name(e));
 	/* A failed initialise leaves nothing initialised, so the caller has
 	 * nothing to undo; the newest is cleaned up first. */
 	cleanup_reverse(r->plugins_tail, starting_cycle);
@@ -320,8 +316,8 @@ registry_header_storage(const struct registry *r)
 	size_t bytes = 0;
 
 	for (e = r->plugins_head; e; e = e->next_plugin)
-		if (!e->disabled && e->ops.storage_needed)
-			bytes = add_saturating(bytes, e->ops.storage_needed());
+		if (!e->disabled)
+			bytes = add_saturating(bytes, plugin_storage_needed(e));
 	return bytes;
 }
 
@@ -380,9 +376,15 @@ registry_debug_info(const struct registry *r, char *buf, size_t size)
 
 	for (e = r->plugins_head; e && fits; e = e->next_plugin) {
 		const char *name = entry_name(e);
+		size_t after = len + strlen(name) + 2;	/* "NAME: " */
+		size_t room = after <= cap ? cap - after + 2 : 2;
 		int n;
 
-		if (e->disabled || !e->ops.print_debug_info)
+		if (e->disabled)
+			continue;
+		scratch[0] = '\0';
+		n = plugin_print_debug_info(e, scratch, room);
+		if (n == -EOPNOTSUPP)
 			continue;
 
 		fits = append_text(buf, cap, &len, name, strlen(name)) &&
@@ -390,8 +392,6 @@ registry_debug_info(const struct registry *r, char *buf, size_t size)
 		if (!fits)
 			break;
 
-		scratch[0] = '\0';
-		n = e->ops.print_debug_info(scratch, cap - len + 2);
 		if (n < 0)
 			n = snprintf(scratch, cap - len + 2,
 				     "(no debug info: %s)", strerror(-n));
@@ -431,7 +431,7 @@ registry_memory_needed(const struct registry *r, size_t page_size)
 	if (page_size == 0)
 		return 0;
 	for (e = r->plugins_head; e; e = e->next_plugin)
-		if (!e->disabled && e->ops.memory_needed)
-			bytes = add_saturating(bytes, e->ops.memory_needed());
+		if (!e->disabled)
+			bytes = add_saturating(bytes, plugin_memory_needed(e));
 	return bytes / page_size + (bytes % page_size != 0);
 }

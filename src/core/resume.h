@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "session.h"
+#include "stream.h"
 
 enum resume_mode {
 	RESUME_RESTORE,		/* torpor-resume */
@@ -24,8 +25,13 @@ enum resume_refusal {
 struct resume_options {
 	enum resume_mode mode;
 	bool noresume;		/* `noresume` on the kernel command line */
-	enum resume_refusal refusal;	/* out: set with EXIT_REFUSED */
-	bool image_left;	/* out: an image was found and not invalidated */
+	/* Told after each chunk of each pass (NULL: nobody listens). */
+	stream_progress_fn progress;
+	void *progress_ctx;
+
+	/* The result, set by every resume_run(): */
+	enum resume_refusal refusal;	/* why, with EXIT_REFUSED */
+	bool image_left;	/* an image was found and not invalidated */
 };
 
 /*

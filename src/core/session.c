@@ -10,8 +10,10 @@
 #include "image-format.h"
 #include "loader.h"
 #include "log.h"
+#include "plugin-call.h"
 #include "pool.h"
 #include "session.h"
+#include "stream.h"
 
 void
 session_print_summary(const char *what, uint64_t pages, size_t page_size,
@@ -25,6 +27,22 @@ session_print_summary(const char *what, uint64_t pages, size_t page_size,
 	       image_mib > 0 ? stored_mib * 100.0 / image_mib : 0.0, seconds,
 	       seconds > 0 ? image_mib / seconds : 0.0);
 	fflush(stdout);
+}
+
+void
+session_print_progress(void *ctx, const struct stream_progress *p)
+{
+	uint64_t total = p->chunks_total ? p->chunks_total : 1;
+	unsigned step = (unsigned)(p->chunks_done * 10 / total);
+
+	(void)ctx;
+	/* Every tenth: the lines must fit a pipe whose reader may be frozen. */
+	if (p->chunks_done == 0 || step == (p->chunks_done - 1) * 10 / total)
+		return;
+	fprintf(stderr, "%s: %u%% (%" PRIu64 " of %" PRIu64 " chunks, %.1f MiB of pages, %.1f MiB stored)\n",
+		p->what, step * 10, p->chunks_done, p->chunks_total,
+		(double)p->raw_bytes / 1048576.0,
+		(double)p->stored_bytes / 1048576.0);
 }
 
 unsigned
@@ -186,10 +204,7 @@ session_invalidate(struct torpor_session *s)
 	r = registry_initialise(&s->reg, 1);
 	if (r < 0)
 		return r;
-	r = w->ops.invalidate();
-	if (r < 0)
-		log_error_errno(r, "writer '%s' could not invalidate the image: %m",
-				w->ops.name);
+	r = plugin_invalidate(w);
 	registry_cleanup(&s->reg, 1);
 	return r;
 }

@@ -58,6 +58,12 @@ int session_invalidate(struct torpor_session *s);
 void session_print_summary(const char *what, uint64_t pages, size_t page_size,
 			   uint64_t stored, double seconds);
 
+/* A stream_progress_fn (ctx unused) that prints a line on stderr at each
+ * tenth of the stream: "hibernate: 40% (N of M chunks, X MiB of pages,
+ * Y MiB stored)". */
+struct stream_progress;
+void session_print_progress(void *ctx, const struct stream_progress *p);
+
 /* Worker threads for the pool: [torpor] threads, or one per online CPU. */
 unsigned session_threads(const struct torpor_session *s);
 

@@ -160,17 +160,23 @@ kernel_platform_support(struct snapshot *s, bool on)
 }
 
 /*
- * SNAPSHOT_POWER_OFF enters the platform's hibernation state (ACPI S4)
- * and does nothing at all without platform support, so when it comes
- * back the machine is switched off the plain way.
+ * With platform support (SNAPSHOT_PLATFORM_SUPPORT, set before the image
+ * was created) SNAPSHOT_POWER_OFF enters the platform's hibernation state
+ * (ACPI S4).  Without it the ioctl does nothing at all, and it returns
+ * when the platform has no such state: either way the machine is then
+ * switched off the plain way.
  */
 static int
 kernel_power_off(struct snapshot *s)
 {
-	int r = kernel_ioctl(s, SNAPSHOT_POWER_OFF, 0);
+	if (to_kernel(s)->platform) {
+		int r = kernel_ioctl(s, SNAPSHOT_POWER_OFF, 0);
 
-	if (r < 0 && to_kernel(s)->platform)
-		log_warning_errno(r, "platform power-off failed, powering off directly: %m");
+		if (r < 0)
+			log_warning_errno(r, "platform power-off failed, powering off directly: %m");
+		else
+			log_warning("platform power-off returned; powering off directly");
+	}
 	sync();
 	if (reboot(RB_POWER_OFF) < 0)
 		return -errno;

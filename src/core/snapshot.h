@@ -66,10 +66,12 @@ struct snapshot_ops {
 	/* SNAPSHOT_FREE: drop the image after hibernation / a failed cycle. */
 	int (*free_image)(struct snapshot *s);
 
-	/* SNAPSHOT_PLATFORM_SUPPORT; optional. */
+	/* SNAPSHOT_PLATFORM_SUPPORT: use the platform's hibernation method
+	 * (ACPI S4) to power off; set before create_image().  Optional. */
 	int (*platform_support)(struct snapshot *s, bool on);
 
-	/* Power the machine off (SNAPSHOT_POWER_OFF, then reboot(2)).  The
+	/* Power the machine off: with platform support SNAPSHOT_POWER_OFF,
+	 * and reboot(RB_POWER_OFF) when that returns or without it.  The
 	 * sim returns 0 and the cycle goes on as after a resume. */
 	int (*power_off)(struct snapshot *s);
 

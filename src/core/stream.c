@@ -6,10 +6,32 @@
 
 #include "crc32c.h"
 #include "log.h"
+#include "plugin-call.h"
 #include "stream.h"
 
+_Static_assert(STREAM_IO_SIZE % TORPOR_WRITE_ALIGN == 0,
+	       "the stream buffer is a whole number of write units");
+_Static_assert(CHAIN_BUFFER_ALIGN % TORPOR_WRITE_ALIGN == 0,
+	       "chain buffers are aligned for the writer");
+
+static void
+report(const struct stream_report *rep, uint64_t done, uint64_t total,
+       uint64_t raw, uint64_t stored)
+{
+	struct stream_progress p = {
+		.what = rep->what,
+		.chunks_done = done,
+		.chunks_total = total,
+		.raw_bytes = raw,
+		.stored_bytes = stored,
+	};
+
+	if (rep->fn)
+		rep->fn(rep->ctx, &p);
+}
+
 int
-stream_out_init(struct stream_out *o, struct plugin_entry *writer)
+stream_out_init(struct stream_out *o, const struct plugin_entry *writer)
 {
 	memset(o, 0, sizeof(*o));
 	o->writer = writer;
@@ -17,24 +39,23 @@ stream_out_init(struct stream_out *o, struct plugin_entry *writer)
 	return o->buf ? 0 : -ENOMEM;
 }
 
-int
-stream_out_flush(struct stream_out *o)
+/* Hand the buffer to the writer: whole, or at the end what is left. */
+static int
+stream_out_write(struct stream_out *o)
 {
 	int r;
 
 	if (o->used == 0)
 		return 0;
-	r = o->writer->ops.write(o->buf, o->used);
+	r = plugin_write(o->writer, o->buf, o->used);
 	if (r < 0)
-		return log_error_errno(r, "writer '%s' failed at stream offset %llu: %m",
-				       o->writer->ops.name,
-				       (unsigned long long)o->total);
+		return r;
 	o->total += o->used;
 	o->used = 0;
 	return 0;
 }
 
-int
+static int
 stream_out_put(struct stream_out *o, const void *data, size_t len)
 {
 	const uint8_t *p = data;
@@ -50,7 +71,7 @@ stream_out_put(struct stream_out *o, const void *data, size_t len)
 		p += n;
 		len -= n;
 		if (o->used == STREAM_IO_SIZE) {
-			r = stream_out_flush(o);
+			r = stream_out_write(o);
 			if (r < 0)
 				return r;
 		}
@@ -79,6 +100,12 @@ stream_out_chunk(struct stream_out *o, uint64_t sequence, uint32_t flags,
 	return stream_out_put(o, stored, stored_len);
 }
 
+int
+stream_out_finish(struct stream_out *o)
+{
+	return stream_out_write(o);
+}
+
 void
 stream_out_free(struct stream_out *o)
 {
@@ -86,8 +113,86 @@ stream_out_free(struct stream_out *o)
 	o->buf = NULL;
 }
 
+/* Frame and queue the oldest encoded chunk. */
+static int
+write_collected(struct pool *pool, struct stream_out *out, uint64_t total,
+		uint64_t *raw)
+{
+	struct pool_slot *s = pool_collect(pool);
+	int r;
+
+	if (s->err < 0)
+		return s->err;
+	r = stream_out_chunk(out, s->info.sequence, s->info.flags,
+			     s->info.raw_len, s->out, s->out_len);
+	if (r < 0)
+		return r;
+	*raw += s->info.raw_len;
+	report(&out->report, s->info.sequence + 1, total, *raw,
+	       out->total + out->used);
+	return 0;
+}
+
+/* The source must end where the image's size says it does. */
+static int
+check_source_ended(struct pool *pool, stream_page_source source, void *ctx,
+		   const struct image_header *h)
+{
+	uint32_t n = 0;
+	int r = source(ctx, pool_next(pool)->in, 1, &n);
+
+	if (r < 0)
+		return r;
+	if (n != 0)
+		return log_error_errno(-EIO, "the snapshot has more pages than its size says (%llu)",
+				       (unsigned long long)h->page_count);
+	return 0;
+}
+
 int
-stream_in_init(struct stream_in *in, struct plugin_entry *writer,
+stream_encode_all(const struct chain *c, struct pool *pool,
+		  struct stream_out *out, const struct image_header *h,
+		  stream_page_source source, void *ctx)
+{
+	uint64_t seq, pages_left = h->page_count, raw = 0;
+	int r;
+
+	for (seq = 0; seq < h->chunk_count; seq++) {
+		uint32_t want = pages_left < h->chunk_pages ?
+			(uint32_t)pages_left : h->chunk_pages, n = 0;
+		struct pool_slot *slot;
+
+		if (pool_full(pool)) {
+			r = write_collected(pool, out, h->chunk_count, &raw);
+			if (r < 0)
+				return r;
+		}
+		slot = pool_next(pool);
+		r = source(ctx, slot->in, want, &n);
+		if (r < 0)
+			return r;
+		if (n != want)
+			return log_error_errno(-EIO, "the snapshot ended after %llu of %llu pages",
+				(unsigned long long)(h->page_count - pages_left + n),
+				(unsigned long long)h->page_count);
+		pages_left -= n;
+		slot->in_len = (size_t)n * c->page_size;
+		slot->info.sequence = seq;
+		slot->info.flags = seq + 1 == h->chunk_count ? TORPOR_CHUNK_LAST : 0;
+		slot->info.raw_len = (uint32_t)slot->in_len;
+		pool_submit(pool);
+	}
+	while (pool_pending(pool)) {
+		r = write_collected(pool, out, h->chunk_count, &raw);
+		if (r < 0)
+			return r;
+	}
+	r = check_source_ended(pool, source, ctx, h);
+	return r < 0 ? r : stream_out_finish(out);
+}
+
+int
+stream_in_init(struct stream_in *in, const struct plugin_entry *writer,
 	       uint64_t stored_bytes, uint64_t cache_limit)
 {
 	memset(in, 0, sizeof(*in));
@@ -124,7 +229,7 @@ stream_in_free(struct stream_in *in)
 static int
 writer_read(struct stream_in *in, uint64_t offset, uint8_t *dst, size_t len)
 {
-	int r = in->writer->ops.read(offset, dst, len);
+	int r = plugin_read(in->writer, offset, dst, len);
 
 	if (r < 0)
 		return r;
@@ -185,6 +290,8 @@ stream_in_get(struct stream_in *in, size_t len, const uint8_t **ret)
 	return 0;
 }
 
+/* A refusal of what this thread checks, said once with where it is.  Any
+ * other error was logged where it happened (the writer's read()). */
 static int
 refuse(int r, const char *what, uint64_t chunk, uint64_t offset)
 {
@@ -197,21 +304,97 @@ refuse(int r, const char *what, uint64_t chunk, uint64_t offset)
 			  (unsigned long long)chunk,
 			  (unsigned long long)offset, what);
 	else
-		return log_error_errno(r, "reading chunk %llu at stream offset %llu: %m",
-			(unsigned long long)chunk, (unsigned long long)offset);
+		return r;
 	return -EBADMSG;
 }
 
-/* Take the oldest chunk back from the pool and hand its pages on. */
+/* Take the oldest chunk back from the pool and hand its pages on.  The
+ * chain said why it refused one (the filter and the chunk). */
 static int
-deliver(struct pool *pool, stream_page_sink sink, void *ctx)
+deliver(struct pool *pool, struct stream_in *in, const struct image_header *h,
+	stream_page_sink sink, void *ctx)
 {
 	struct pool_slot *s = pool_collect(pool);
+	uint64_t done = s->info.sequence + 1;
+	int r;
 
 	if (s->err < 0)
-		return refuse(-EBADMSG, "the chain refused it", s->info.sequence,
-			      s->where);
-	return sink ? sink(ctx, s->out, s->out_len) : 0;
+		return -EBADMSG;
+	r = sink ? sink(ctx, s->out, s->out_len) : 0;
+	if (r >= 0)
+		report(&in->report, done, h->chunk_count,
+		       done == h->chunk_count ? h->page_count * h->page_size :
+		       done * h->chunk_pages * h->page_size, in->pos);
+	return r;
+}
+
+/* Read chunk seq's frame at the current position and check it against
+ * the header; *ret_f is the frame. */
+static int
+read_frame(const struct chain *c, struct stream_in *in,
+	   const struct image_header *h, uint64_t seq, uint64_t want_pages,
+	   struct chunk_frame *ret_f)
+{
+	uint32_t max_raw = h->chunk_pages * h->page_size;
+	uint64_t at = in->pos;
+	const uint8_t *p;
+	char err[160];
+	int r;
+
+	r = stream_in_get(in, CHUNK_FRAME_SIZE, &p);
+	if (r < 0)
+		return refuse(r, "the frame", seq, at);
+	r = chunk_frame_parse(p, max_raw, (uint32_t)c->bound[c->n_filters],
+			      ret_f, err, sizeof(err));
+	if (r < 0)
+		return refuse(-EBADMSG, err, seq, at);
+	if (ret_f->sequence != seq) {
+		snprintf(err, sizeof(err),
+			 "out of order: the frame says chunk %llu",
+			 (unsigned long long)ret_f->sequence);
+		return refuse(-EBADMSG, err, seq, at);
+	}
+	if (!!(ret_f->flags & CHUNK_FLAG_LAST) != (seq + 1 == h->chunk_count))
+		return refuse(-EBADMSG, ret_f->flags & CHUNK_FLAG_LAST ?
+			      "marked last, but the header counts more chunks" :
+			      "the last chunk is not marked last", seq, at);
+	if (ret_f->raw_len != want_pages * h->page_size) {
+		snprintf(err, sizeof(err),
+			 "holds %u bytes of pages, expected %llu", ret_f->raw_len,
+			 (unsigned long long)(want_pages * h->page_size));
+		return refuse(-EBADMSG, err, seq, at);
+	}
+	return 0;
+}
+
+/* Read, check and submit chunk seq. */
+static int
+submit_chunk(const struct chain *c, struct pool *pool, struct stream_in *in,
+	     const struct image_header *h, uint64_t seq, uint64_t want_pages)
+{
+	uint64_t at = in->pos;
+	struct chunk_frame f;
+	struct pool_slot *slot;
+	const uint8_t *p;
+	int r;
+
+	r = read_frame(c, in, h, seq, want_pages, &f);
+	if (r < 0)
+		return r;
+	r = stream_in_get(in, f.stored_len, &p);
+	if (r < 0)
+		return refuse(r, "the data", seq, at);
+	if (crc32c(0, p, f.stored_len) != f.stored_crc)
+		return refuse(-EBADMSG, "stored data does not match its CRC32C (corrupt)",
+			      seq, at);
+	slot = pool_next(pool);
+	memcpy(slot->in, p, f.stored_len);
+	slot->in_len = f.stored_len;
+	slot->info.sequence = seq;
+	slot->info.flags = f.flags & CHUNK_FLAG_LAST;
+	slot->info.raw_len = f.raw_len;
+	pool_submit(pool);
+	return 0;
 }
 
 int
@@ -219,66 +402,25 @@ stream_decode_all(const struct chain *c, struct pool *pool,
 		  struct stream_in *in, const struct image_header *h,
 		  stream_page_sink sink, void *ctx)
 {
-	uint32_t max_raw = h->chunk_pages * h->page_size;
 	uint64_t seq, pages_left = h->page_count;
 	int r;
 
 	for (seq = 0; seq < h->chunk_count; seq++) {
-		uint64_t at = in->pos;
-		const uint8_t *p;
-		struct chunk_frame f;
-		struct pool_slot *slot;
-		char err[160];
 		uint64_t want_pages = pages_left < h->chunk_pages ?
 			pages_left : h->chunk_pages;
 
 		if (pool_full(pool)) {
-			r = deliver(pool, sink, ctx);
+			r = deliver(pool, in, h, sink, ctx);
 			if (r < 0)
 				return r;
 		}
-		r = stream_in_get(in, CHUNK_FRAME_SIZE, &p);
+		r = submit_chunk(c, pool, in, h, seq, want_pages);
 		if (r < 0)
-			return refuse(r, "the frame", seq, at);
-		r = chunk_frame_parse(p, max_raw, (uint32_t)c->bound[c->n_filters],
-				      &f, err, sizeof(err));
-		if (r < 0)
-			return refuse(-EBADMSG, err, seq, at);
-		if (f.sequence != seq) {
-			snprintf(err, sizeof(err),
-				 "out of order: the frame says chunk %llu",
-				 (unsigned long long)f.sequence);
-			return refuse(-EBADMSG, err, seq, at);
-		}
-		if (!!(f.flags & CHUNK_FLAG_LAST) != (seq + 1 == h->chunk_count))
-			return refuse(-EBADMSG, f.flags & CHUNK_FLAG_LAST ?
-				      "marked last, but the header counts more chunks" :
-				      "the last chunk is not marked last", seq, at);
-		if (f.raw_len != want_pages * h->page_size) {
-			snprintf(err, sizeof(err),
-				 "holds %u bytes of pages, expected %llu",
-				 f.raw_len,
-				 (unsigned long long)(want_pages * h->page_size));
-			return refuse(-EBADMSG, err, seq, at);
-		}
-		r = stream_in_get(in, f.stored_len, &p);
-		if (r < 0)
-			return refuse(r, "the data", seq, at);
-		if (crc32c(0, p, f.stored_len) != f.stored_crc)
-			return refuse(-EBADMSG, "stored data does not match its CRC32C (corrupt)",
-				      seq, at);
-		slot = pool_next(pool);
-		memcpy(slot->in, p, f.stored_len);
-		slot->in_len = f.stored_len;
-		slot->info.sequence = seq;
-		slot->info.flags = f.flags & CHUNK_FLAG_LAST;
-		slot->info.raw_len = f.raw_len;
-		slot->where = at;
-		pool_submit(pool);
+			return r;
 		pages_left -= want_pages;
 	}
 	while (pool_pending(pool)) {
-		r = deliver(pool, sink, ctx);
+		r = deliver(pool, in, h, sink, ctx);
 		if (r < 0)
 			return r;
 	}

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The image's data stream: framed chunks handed to the writer in large
- * writes at hibernation, and read back, checked and decoded at resume.
+ * The image's data stream, read straight through in both directions.
+ * Hibernation (stream_encode_all): snapshot pages -> chunks -> the chain on
+ * the pool -> frames -> one write buffer -> the writer.  Resume
+ * (stream_decode_all): the writer -> frames checked -> the chain on the
+ * pool -> pages, in order.
  */
 #ifndef TORPOR_STREAM_H
 #define TORPOR_STREAM_H
@@ -14,27 +17,70 @@
 #include "image-format.h"
 #include "pool.h"
 
+/* The one buffer between the framing and the writer: a multiple of
+ * TORPOR_WRITE_ALIGN, so that every write() but the last is one. */
 #define STREAM_IO_SIZE (1u << 20)
 
-struct stream_out {
-	struct plugin_entry *writer;
-	uint8_t *buf;
-	size_t used;
-	uint64_t total;		/* bytes handed to the writer so far */
+/* How far a stream has come, after each chunk. */
+struct stream_progress {
+	const char *what;	/* "hibernate", "verify", "resume" */
+	uint64_t chunks_done;
+	uint64_t chunks_total;
+	uint64_t raw_bytes;	/* pages through so far */
+	uint64_t stored_bytes;	/* data stream bytes so far */
 };
 
-int stream_out_init(struct stream_out *o, struct plugin_entry *writer);
-int stream_out_put(struct stream_out *o, const void *data, size_t len);
-int stream_out_flush(struct stream_out *o);
-void stream_out_free(struct stream_out *o);
+/* Called on the streaming thread after each chunk; with user space frozen
+ * at hibernation, so it must not wait on another process. */
+typedef void (*stream_progress_fn)(void *ctx, const struct stream_progress *p);
 
+struct stream_report {
+	stream_progress_fn fn;	/* NULL: nobody listens */
+	void *ctx;
+	const char *what;
+};
+
+struct stream_out {
+	const struct plugin_entry *writer;
+	uint8_t *buf;		/* STREAM_IO_SIZE, aligned to TORPOR_WRITE_ALIGN */
+	size_t used;
+	uint64_t total;		/* bytes handed to the writer so far */
+	struct stream_report report;
+};
+
+/*
+ * The writer's side of the ABI contract holds here: every write() gets
+ * this buffer (aligned to TORPOR_WRITE_ALIGN) and a length that is a
+ * multiple of TORPOR_WRITE_ALIGN, except the one stream_out_finish()
+ * makes, the last before commit().
+ */
+int stream_out_init(struct stream_out *o, const struct plugin_entry *writer);
 /* Frame and queue one encoded chunk. */
 int stream_out_chunk(struct stream_out *o, uint64_t sequence, uint32_t flags,
 		     uint32_t raw_len, const uint8_t *stored,
 		     size_t stored_len);
+/* Hand the rest to the writer; nothing may be queued after it. */
+int stream_out_finish(struct stream_out *o);
+void stream_out_free(struct stream_out *o);
+
+/* Where the pages come from at hibernation: fill buf with up to max_pages
+ * pages, in order, and say how many; fewer only at the end of the image. */
+typedef int (*stream_page_source)(void *ctx, uint8_t *buf, uint32_t max_pages,
+				  uint32_t *ret_pages);
+
+/*
+ * Read the h->page_count pages of the image from source, in chunks of
+ * h->chunk_pages, run them through the chain on the pool (an encoding one,
+ * started), frame them and hand them to the writer through out, in order;
+ * then check that the source has no page more and finish out.  Errors are
+ * logged once, where they happen.
+ */
+int stream_encode_all(const struct chain *c, struct pool *pool,
+		      struct stream_out *out, const struct image_header *h,
+		      stream_page_source source, void *ctx);
 
 struct stream_in {
-	struct plugin_entry *writer;
+	const struct plugin_entry *writer;
 	uint64_t end;		/* stored bytes in the stream */
 	uint64_t pos;		/* next byte to hand out */
 	/* Either the whole stream (cache, filled while reading the first
@@ -46,10 +92,11 @@ struct stream_in {
 	bool cached;
 	uint64_t cache_filled;
 	uint64_t bytes_read;	/* from the writer */
+	struct stream_report report;
 };
 
 /* Keep the whole stream in memory when it is no larger than cache_limit. */
-int stream_in_init(struct stream_in *in, struct plugin_entry *writer,
+int stream_in_init(struct stream_in *in, const struct plugin_entry *writer,
 		   uint64_t stored_bytes, uint64_t cache_limit);
 void stream_in_rewind(struct stream_in *in);
 void stream_in_free(struct stream_in *in);
@@ -61,8 +108,9 @@ typedef int (*stream_page_sink)(void *ctx, const uint8_t *pages, size_t len);
  * Read every chunk of the image described by h, check its frame (sequence,
  * flags, lengths, CRC of the stored bytes), decode it through the chain and
  * hand the pages to sink (may be NULL), in order.  The pool (a decoding
- * one) runs the chain; this thread reads and checks frames.  Every refusal is logged saying
- * what and where (chunk number and stream offset) and returns -EBADMSG; a
+ * one, started) runs the chain; this thread reads and checks frames.  Every
+ * refusal is logged once saying what and where (chunk number, and the
+ * stream offset for what this thread checks) and returns -EBADMSG; a
  * sink's error is returned as it is.
  */
 int stream_decode_all(const struct chain *c, struct pool *pool,

@@ -93,8 +93,10 @@ read_cmdline(const char *path, char *buf, size_t size)
 	return 0;
 }
 
-int
-main(int argc, char **argv)
+/* Options into the arg_* globals and o.  Returns -1 to go on, else the
+ * exit status. */
+static int
+parse_args(int argc, char **argv, struct resume_options *o)
 {
 	enum { OPT_PASSPHRASE_FILE = 0x100, OPT_CMDLINE };
 	static const struct option options[] = {
@@ -107,12 +109,8 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct resume_options o = { .mode = RESUME_RESTORE };
-	struct torpor_session s;
-	static char cmdline[8192], resume[1024], offset[64];
-	int c, r;
+	int c;
 
-	log_set_program("torpor-resume");
 	while ((c = getopt_long(argc, argv, "c:p:vhV", options, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -129,6 +127,8 @@ main(int argc, char **argv)
 			break;
 		case 'v':
 			log_set_max_level(log_get_max_level() + 1);
+			/* Say how far the check and the restore have come. */
+			o->progress = session_print_progress;
 			break;
 		case 'h':
 			usage(stdout);
@@ -145,55 +145,86 @@ main(int argc, char **argv)
 		log_error("unexpected argument '%s'", argv[optind]);
 		return EXIT_FAILURE;
 	}
+	return -1;
+}
 
-	r = read_cmdline(arg_cmdline, cmdline, sizeof(cmdline));
+/* noresume, resume= and resume_offset= from the kernel command line. */
+static void
+obey_cmdline(struct resume_options *o)
+{
+	static char cmdline[8192], resume[1024], offset[64];
+	int r = read_cmdline(arg_cmdline, cmdline, sizeof(cmdline));
+
 	if (r < 0)
 		log_warning_errno(r, "cannot read %s: %m", arg_cmdline);
-	resume_parse_cmdline(cmdline, &o.noresume, resume, sizeof(resume),
+	resume_parse_cmdline(cmdline, &o->noresume, resume, sizeof(resume),
 			     offset, sizeof(offset));
 	host_set_resume_location(resume[0] ? resume : NULL,
 				 offset[0] ? offset : NULL);
+}
+
+/* Whether an image that could still be resumed (right key, right kernel,
+ * or storage that reads next time) is left while the system is about to
+ * boot and mount its filesystems: resuming it later would corrupt them.
+ * The simulated device has no filesystems to protect. */
+static bool
+must_protect(const struct torpor_session *s, const struct resume_options *o,
+	     int r)
+{
+	return resume_left_resumable_image(o, r) &&
+	       !(s->config &&
+		 host_kind_of_spec(s->config->snapshot) == TORPOR_SNAPSHOT_SIM);
+}
+
+/* Resume, until nothing resumable is left behind.  Does not return when
+ * the user chooses to power off. */
+static int
+resume_until_decided(struct resume_options *o)
+{
+	struct torpor_session s;
+	int r, choice;
 
 	for (;;) {
-		bool sim;
-		int choice;
-
 		r = session_open(&s, arg_config, arg_plugin_dir, false);
 		if (r >= 0)
 			r = session_arrange_writer_only(&s);
 		if (r >= 0)
-			r = resume_run(&s, &o);
-		sim = s.config &&
-		      host_kind_of_spec(s.config->snapshot) == TORPOR_SNAPSHOT_SIM;
-		if (!resume_left_resumable_image(&o, r) || sim) {
-			/* Nothing resumable is left behind: no image, a
-			 * restored one, or one that is always refused.  The
-			 * simulated device has no filesystems to protect. */
+			r = resume_run(&s, o);
+		if (!must_protect(&s, o, r)) {
 			session_close(&s);
+			return r;
+		}
+		choice = ask_choice(o->refusal == REFUSAL_KEY && !passphrase_from_file());
+		if (choice != 't')
 			break;
-		}
-		/* The image could still be resumed (right key, right kernel,
-		 * or storage that reads next time) but the system is about
-		 * to boot and mount its filesystems: resuming it later would
-		 * corrupt them. */
-		choice = ask_choice(o.refusal == REFUSAL_KEY && !passphrase_from_file());
-		if (choice == 't') {
-			session_close(&s);
-			continue;
-		}
-		if (choice == 'p') {
-			session_close(&s);
-			log_notice("powering off; the image is kept");
-			sync();
-			reboot(RB_POWER_OFF);
-			return EXIT_FAILURE;
-		}
-		log_error("%s: discarding the image so that it can never be resumed over a booted system",
-			  choice ? "as chosen" : "no answer from a terminal");
-		session_invalidate(&s);
 		session_close(&s);
-		break;
 	}
+	if (choice == 'p') {
+		session_close(&s);
+		log_notice("powering off; the image is kept");
+		sync();
+		reboot(RB_POWER_OFF);
+		exit(EXIT_FAILURE);
+	}
+	log_error("%s: discarding the image so that it can never be resumed over a booted system",
+		  choice ? "as chosen" : "no answer from a terminal");
+	session_invalidate(&s);
+	session_close(&s);
+	return r;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct resume_options o = { .mode = RESUME_RESTORE };
+	int r;
+
+	log_set_program("torpor-resume");
+	r = parse_args(argc, argv, &o);
+	if (r >= 0)
+		return r;
+	obey_cmdline(&o);
+	r = resume_until_decided(&o);
 	if (r == EXIT_REFUSED)
 		return EXIT_REFUSED;
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

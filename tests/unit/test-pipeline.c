@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "registry.h"
 #include "resume.h"
 #include "session.h"
+#include "stream.h"
 
 /* ---- the filter "tx": XOR with 0x5a and one trailer byte ---- */
 
@@ -28,6 +30,27 @@ static int tx_inits;		/* thread_init calls */
 static int tx_fail_at;		/* thread_init call that fails (0: none) */
 static const struct torpor_image_info *tx_info;
 static int tx_cleanups, tx_binding_ok_at_cleanup;
+static size_t tx_memory;	/* memory_needed() */
+static size_t tx_storage;	/* storage_needed() */
+static uint32_t tx_ratio = 1000;	/* expected_ratio() */
+
+static size_t
+tx_memory_needed(void)
+{
+	return tx_memory;
+}
+
+static size_t
+tx_storage_needed(void)
+{
+	return tx_storage;
+}
+
+static uint32_t
+tx_expected_ratio(void)
+{
+	return tx_ratio;
+}
 
 static size_t
 tx_bound(size_t n)
@@ -111,6 +134,9 @@ static const struct torpor_plugin tx_plugin = {
 	.type = TORPOR_PLUGIN_FILTER,
 	.start_stream = tx_start_stream,
 	.cleanup = tx_cleanup,
+	.memory_needed = tx_memory_needed,
+	.storage_needed = tx_storage_needed,
+	.expected_ratio = tx_expected_ratio,
 	.max_encoded_size = tx_bound,
 	.thread_init = tx_thread_init,
 	.thread_free = tx_thread_free,
@@ -129,20 +155,35 @@ static struct {
 	bool fail_invalidate;
 	int aborts, invalidates, refusals;
 	int fail_read;		/* read() fails with this */
+	int reserves;
+	uint64_t expected;	/* what reserve() was asked for */
+	/* The ABI's write() contract, as seen: */
+	int writes, misaligned, after_short;
+	bool short_seen;	/* a length that is no multiple came */
 } mw;
 
 static int
 mw_reserve(uint64_t expected)
 {
-	(void)expected;
+	mw.reserves++;
+	mw.expected = expected;
 	mw.len = 0;
 	mw.signed_ = false;
+	mw.short_seen = false;
 	return 0;
 }
 
 static int
 mw_write(const void *buf, size_t len)
 {
+	mw.writes++;
+	if ((uintptr_t)buf % TORPOR_WRITE_ALIGN != 0)
+		mw.misaligned++;
+	/* Only the last write before commit() may be short. */
+	if (mw.short_seen)
+		mw.after_short++;
+	if (len % TORPOR_WRITE_ALIGN != 0)
+		mw.short_seen = true;
 	if (mw.len + len > mw.cap) {
 		size_t cap = (mw.len + len) * 2;
 		uint8_t *p = realloc(mw.stream, cap);
@@ -237,10 +278,31 @@ static const struct torpor_plugin mw_plugin = {
 	.refused = mw_refused,
 };
 
+/* ---- progress, as a listener sees it ---- */
+
+static struct {
+	int calls, disorder;
+	uint64_t last_done, total;
+	uint64_t raw, stored;
+} progress;
+
+static void
+note_progress(void *ctx, const struct stream_progress *p)
+{
+	(void)ctx;
+	if (p->chunks_done != progress.last_done + 1 ||
+	    (progress.total && p->chunks_total != progress.total))
+		progress.disorder++;
+	progress.calls++;
+	progress.last_done = p->chunks_done;
+	progress.total = p->chunks_total;
+	progress.raw = p->raw_bytes;
+	progress.stored = p->stored_bytes;
+}
+
 /* ---- fixtures ---- */
 
 static struct plugin_entry tx_entry, mw_entry;
-static char conf_path[64];
 
 static void
 reset(void)
@@ -251,6 +313,9 @@ reset(void)
 	tx_live = tx_inits = tx_fail_at = 0;
 	tx_cleanups = tx_binding_ok_at_cleanup = 0;
 	tx_info = NULL;
+	tx_memory = tx_storage = 0;
+	tx_ratio = 1000;
+	memset(&progress, 0, sizeof(progress));
 }
 
 static void
@@ -264,9 +329,22 @@ static void
 teardown(void)
 {
 	reset();
-	if (conf_path[0])
-		unlink(conf_path);
-	conf_path[0] = '\0';
+}
+
+/* A configuration file, read once and removed at once: nothing is left
+ * in /tmp, whatever the test's outcome. */
+static FILE *
+new_config(char *path, size_t size)
+{
+	FILE *f;
+	int fd;
+
+	snprintf(path, size, "/tmp/torpor-pipeline.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	return f;
 }
 
 /* A session with the two in-memory plugins, the sim source of pages
@@ -274,19 +352,17 @@ teardown(void)
 static void
 open_session(struct torpor_session *s, uint64_t pages, unsigned threads)
 {
-	FILE *f;
-	int fd;
+	char path[64];
+	FILE *f = new_config(path, sizeof(path));
+	int r;
 
-	snprintf(conf_path, sizeof(conf_path), "/tmp/torpor-pipeline.XXXXXX");
-	fd = mkstemp(conf_path);
-	ck_assert_int_ge(fd, 0);
-	f = fdopen(fd, "w");
-	ck_assert_ptr_nonnull(f);
 	fprintf(f, "[torpor]\nsnapshot = sim:%llu:3\nfilters = tx\n"
 		   "writer = memw\nthreads = %u\n",
 		(unsigned long long)(pages * 4096), threads);
 	fclose(f);
-	ck_assert_int_eq(session_open_config(s, conf_path), 0);
+	r = session_open_config(s, path);
+	unlink(path);
+	ck_assert_int_eq(r, 0);
 	memset(&tx_entry, 0, sizeof(tx_entry));
 	memset(&mw_entry, 0, sizeof(mw_entry));
 	tx_entry.ops = tx_plugin;
@@ -298,7 +374,7 @@ open_session(struct torpor_session *s, uint64_t pages, unsigned threads)
 static int
 hibernate(uint64_t pages, unsigned threads, bool test)
 {
-	struct cycle_options o = { .test = test };
+	struct cycle_options o = { .test = test, .progress = note_progress };
 	struct torpor_session s;
 	int r;
 
@@ -315,10 +391,11 @@ static int
 resume(uint64_t pages, unsigned threads, enum resume_mode mode,
        enum resume_refusal *ret_refusal)
 {
-	struct resume_options o = { .mode = mode };
+	struct resume_options o = { .mode = mode, .progress = note_progress };
 	struct torpor_session s;
 	int r;
 
+	memset(&progress, 0, sizeof(progress));
 	open_session(&s, pages, threads);
 	ck_assert_int_eq(session_arrange_writer_only(&s), 0);
 	r = resume_run(&s, &o);
@@ -356,9 +433,13 @@ START_TEST(pool_init_failure_frees_every_worker)
 	/* Workers 0 and 1 get their state, worker 2 fails: both earlier
 	 * states must be freed, not only the first one. */
 	tx_fail_at = 3;
-	ck_assert_int_eq(pool_init(&p, &c, POOL_ENCODE, 4), -ENOMEM);
+	ck_assert_int_eq(pool_init(&p, &c, POOL_ENCODE, 4), 0);
+	/* Buffers come first (before the freeze), states later. */
+	ck_assert_int_eq(tx_inits, 0);
+	ck_assert_int_eq(pool_start(&p), -ENOMEM);
 	ck_assert_int_eq(tx_inits, 3);
 	ck_assert_int_eq(tx_live, 0);
+	pool_free(&p);
 }
 END_TEST
 
@@ -371,6 +452,7 @@ START_TEST(pool_keeps_order_and_shuts_down_with_queued_work)
 
 	hand_chain(&c, 2);
 	ck_assert_int_eq(pool_init(&p, &c, POOL_ENCODE, threads), 0);
+	ck_assert_int_eq(pool_start(&p), 0);
 	for (seq = 0; seq < 600; seq++) {
 		struct pool_slot *s;
 
@@ -542,6 +624,97 @@ START_TEST(error_before_invalidation_leaves_image_resumable)
 }
 END_TEST
 
+/* ---- what the stream promises ---- */
+
+START_TEST(writer_gets_aligned_whole_units)
+{
+	/* 600 pages: the stream is over 2 MiB, several full buffers and a
+	 * short tail. */
+	ck_assert_int_eq(hibernate(600, (unsigned)_i, false), 0);
+	ck_assert_int_ge(mw.writes, 3);
+	ck_assert_int_eq(mw.misaligned, 0);
+	ck_assert_int_eq(mw.after_short, 0);
+	ck_assert_uint_ne(mw.len % TORPOR_WRITE_ALIGN, 0);
+}
+END_TEST
+
+START_TEST(progress_reaches_every_chunk)
+{
+	uint64_t chunks = (100 + 31) / 32;
+
+	ck_assert_int_eq(hibernate(100, 2, false), 0);
+	ck_assert_int_eq(progress.calls, (int)chunks);
+	ck_assert_int_eq(progress.disorder, 0);
+	ck_assert_uint_eq(progress.total, chunks);
+	ck_assert_uint_eq(progress.raw, 100 * 4096);
+	ck_assert_uint_eq(progress.stored, mw.len);
+
+	/* Restoring: the check pass and the restore pass. */
+	ck_assert_int_eq(resume(100, 2, RESUME_RESTORE, NULL), 0);
+	ck_assert_int_eq(progress.calls, 2 * (int)chunks);
+	ck_assert_uint_eq(progress.last_done, chunks);
+	ck_assert_uint_eq(progress.raw, 100 * 4096);
+}
+END_TEST
+
+START_TEST(expected_stream_multiplies_ratios)
+{
+	struct chain c;
+	uint64_t raw = 64 * 4096;	/* 16 chunks of 4 pages */
+
+	hand_chain(&c, 4);
+	/* Absent ratio: 1000; per chunk the frame and tx's one byte. */
+	tx_entry.ops.expected_ratio = NULL;
+	ck_assert_uint_eq(chain_expected_stream(&c, raw),
+			  raw + 16 * (CHUNK_FRAME_SIZE + 1));
+	tx_entry.ops.expected_ratio = tx_expected_ratio;
+	tx_ratio = 500;
+	ck_assert_uint_eq(chain_expected_stream(&c, raw),
+			  raw / 2 + 16 * (CHUNK_FRAME_SIZE + 1));
+	/* Two filters multiply. */
+	c.filters[1] = &tx_entry;
+	c.n_filters = 2;
+	ck_assert_uint_eq(chain_expected_stream(&c, raw),
+			  raw / 4 + 16 * (CHUNK_FRAME_SIZE + 2));
+}
+END_TEST
+
+START_TEST(reserve_asks_for_the_estimate)
+{
+	tx_ratio = 400;
+	ck_assert_int_eq(hibernate(320, 1, false), 0);
+	ck_assert_int_eq(mw.reserves, 1);
+	ck_assert_uint_eq(mw.expected,
+			  320 * 4096 / 10 * 4 + 10 * (CHUNK_FRAME_SIZE + 1));
+}
+END_TEST
+
+START_TEST(refused_before_freezing_when_memory_is_short)
+{
+	/* A plugin that asks for far more than any machine has. */
+	tx_memory = (size_t)1 << 50;
+	ck_assert_int_eq(hibernate(40, 2, false), -ENOMEM);
+	/* Before reserve(), and so before the freeze. */
+	ck_assert_int_eq(mw.reserves, 0);
+	ck_assert_int_eq(tx_inits, 0);
+	ck_assert(!mw.signed_);
+	/* A figure that overflows every sum is refused too. */
+	tx_memory = SIZE_MAX;
+	ck_assert_int_eq(hibernate(40, 2, false), -ENOMEM);
+	ck_assert_int_eq(mw.reserves, 0);
+}
+END_TEST
+
+START_TEST(refused_before_freezing_when_header_is_too_small)
+{
+	tx_storage = TORPOR_IMAGE_MAX_BLOB + 1;
+	ck_assert_int_eq(hibernate(40, 2, false), -E2BIG);
+	ck_assert_int_eq(mw.reserves, 0);
+	tx_storage = TORPOR_IMAGE_MAX_BLOB;
+	ck_assert_int_eq(hibernate(40, 2, false), 0);
+}
+END_TEST
+
 /* ---- the raw writer, loaded from the build ---- */
 
 START_TEST(raw_reads_its_header_after_commit)
@@ -549,11 +722,11 @@ START_TEST(raw_reads_its_header_after_commit)
 	const char *dir = getenv("TORPOR_BUILD_PLUGINDIR");
 	const struct torpor_plugin *w;
 	struct torpor_session s;
-	char image[] = "raw-image.XXXXXX";
+	char image[] = "raw-image.XXXXXX", conf_path[64];
 	uint8_t *data, header[300], back[sizeof(header)];
 	size_t len = 0;
 	FILE *f;
-	int fd;
+	int fd, r;
 
 	ck_assert_msg(dir != NULL, "TORPOR_BUILD_PLUGINDIR is not set");
 	/* Beside the build (a disk filesystem that honours O_DIRECT), not
@@ -561,16 +734,14 @@ START_TEST(raw_reads_its_header_after_commit)
 	fd = mkstemp(image);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	snprintf(conf_path, sizeof(conf_path), "/tmp/torpor-pipeline.XXXXXX");
-	fd = mkstemp(conf_path);
-	ck_assert_int_ge(fd, 0);
-	f = fdopen(fd, "w");
-	ck_assert_ptr_nonnull(f);
+	f = new_config(conf_path, sizeof(conf_path));
 	fprintf(f, "[torpor]\nsnapshot = sim:1M\nwriter = raw\n\n"
 		   "[raw]\ndevice = %s/%s\n", getcwd((char[4096]){ 0 }, 4096),
 		image);
 	fclose(f);
-	ck_assert_int_eq(session_open(&s, conf_path, dir, false), 0);
+	r = session_open(&s, conf_path, dir, false);
+	unlink(conf_path);
+	ck_assert_int_eq(r, 0);
 	ck_assert_int_eq(session_arrange_writer_only(&s), 0);
 	ck_assert_int_eq(registry_initialise(&s.reg, 1), 0);
 	w = &s.reg.active_writer->ops;
@@ -616,6 +787,12 @@ pipeline_suite(void)
 	tcase_add_test(tc, test_image_is_never_restored);
 	tcase_add_test(tc, corrupt_chunk_refused_with_work_in_flight);
 	tcase_add_test(tc, error_before_invalidation_leaves_image_resumable);
+	tcase_add_loop_test(tc, writer_gets_aligned_whole_units, 0, 3);
+	tcase_add_test(tc, progress_reaches_every_chunk);
+	tcase_add_test(tc, expected_stream_multiplies_ratios);
+	tcase_add_test(tc, reserve_asks_for_the_estimate);
+	tcase_add_test(tc, refused_before_freezing_when_memory_is_short);
+	tcase_add_test(tc, refused_before_freezing_when_header_is_too_small);
 	tcase_add_test(tc, raw_reads_its_header_after_commit);
 	suite_add_tcase(s, tc);
 	return s;
