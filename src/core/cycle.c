@@ -198,6 +198,11 @@ cycle_snapshot(struct cycle *cy, int *in_suspend)
 	if (cy->snap->ops->platform_support &&
 	    cy->snap->ops->platform_support(cy->snap, true) < 0)
 		log_debug("no platform hibernation method: powering off directly");
+	/* [torpor] image_size: how small the kernel should try to make the
+	 * image (it frees memory down to it before the snapshot). */
+	r = snapshot_apply_prefs(cy->snap, cy->s->config);
+	if (r < 0)
+		return log_error_errno(r, "could not set the preferred image size: %m");
 	r = cy->snap->ops->create_image(cy->snap, in_suspend);
 	if (r < 0)
 		return log_error_errno(r, "the kernel could not create the image: %m");

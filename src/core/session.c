@@ -10,6 +10,7 @@
 #include "image-format.h"
 #include "loader.h"
 #include "log.h"
+#include "names.h"
 #include "plugin-call.h"
 #include "pool.h"
 #include "session.h"
@@ -133,9 +134,8 @@ find_typed(struct torpor_session *s, const char *name,
 	if (e->ops.type != type)
 		return log_error_errno(-EINVAL, "%s: '%s' is a %s, not a %s",
 			s->config->path ? s->config->path : "configuration",
-			name, e->ops.type == TORPOR_PLUGIN_WRITER ? "writer" :
-			e->ops.type == TORPOR_PLUGIN_FILTER ? "filter" : "misc plugin",
-			type == TORPOR_PLUGIN_WRITER ? "writer" : "filter");
+			name, plugin_type_name(e->ops.type),
+			plugin_type_name(type));
 	*ret = e;
 	return 0;
 }

@@ -177,7 +177,11 @@ kernel_power_off(struct snapshot *s)
 		else
 			log_warning("platform power-off returned; powering off directly");
 	}
-	sync();
+	/* No sync() here: the image is written, and the writer flushed its
+	 * own device.  After the snapshot the freezable kernel threads
+	 * (jbd2 among them) are frozen, so syncing a journalled filesystem
+	 * would wait for them for ever and the machine would never switch
+	 * off.  The kernel synced every filesystem at SNAPSHOT_FREEZE. */
 	if (reboot(RB_POWER_OFF) < 0)
 		return -errno;
 	return 0;

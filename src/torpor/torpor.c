@@ -21,6 +21,7 @@
 #include "log.h"
 #include "names.h"
 #include "passphrase.h"
+#include "plugin-call.h"
 #include "resume.h"
 #include "session.h"
 
@@ -33,6 +34,7 @@ static const char *arg_passphrase_file;
 static bool arg_direct;
 static bool arg_test;
 static bool arg_json;
+static bool arg_verbose;
 
 struct command {
 	const char *name;
@@ -175,7 +177,11 @@ open_session(struct torpor_session *s, bool require_filters)
 static int
 cmd_hibernate(int argc, char **argv)
 {
-	struct cycle_options o = { .test = arg_test };
+	struct cycle_options o = {
+		.test = arg_test,
+		/* -v: a line per tenth of the stream on stderr. */
+		.progress = arg_verbose ? session_print_progress : NULL,
+	};
 	struct torpor_session s;
 	int r;
 
@@ -254,16 +260,12 @@ cmd_resume_args(int argc, char **argv)
 		r = registry_initialise(&s.reg, 0);
 	if (r >= 0) {
 		w = s.reg.active_writer;
-		if (!w->ops.resume_args)
-			r = log_error_errno(-EOPNOTSUPP, "writer '%s' cannot name its resume location",
-					    w->ops.name);
-		else
-			r = w->ops.resume_args(words, sizeof(words));
+		r = plugin_resume_args(w, words, sizeof(words));
 		if (r >= 0)
 			printf("%s\n", words);
-		else if (r != -EOPNOTSUPP)
-			log_error_errno(r, "writer '%s' could not name its resume location: %m",
-					w->ops.name);
+		else if (r == -EOPNOTSUPP)
+			log_error("writer '%s' cannot name its resume location",
+				  w->ops.name);
 		registry_cleanup(&s.reg, 0);
 	}
 	session_close(&s);
@@ -407,7 +409,7 @@ cmd_status(int argc, char **argv)
 		reason = s.reg.disabled_reason;
 	w = s.reg.active_writer;
 	if (w && registry_initialise(&s.reg, 1) >= 0) {
-		found = w->ops.find();
+		found = plugin_find(w);
 		info = plugins_debug_info(&s.reg);
 		registry_cleanup(&s.reg, 1);
 	}
@@ -527,6 +529,7 @@ apply_option(int id, const char *arg)
 		arg_json = true;
 		break;
 	case 'v':
+		arg_verbose = true;
 		log_set_max_level(log_get_max_level() + 1);
 		break;
 	case 'q':
