@@ -412,6 +412,10 @@ cycle_end(struct cycle *cy, int r)
 		plugin_invalidate(cy->chain.writer);
 	else if (r < 0 && cy->reserved)
 		plugin_abort(cy->chain.writer);
+	/* The worker threads were created after the freeze and carry the
+	 * freezer's mark: they must be gone before the thaw, or the kernel
+	 * warns (thaw_processes) on every cycle that comes back. */
+	pool_stop(&cy->pool);
 	if (cy->have_image)
 		cy->snap->ops->free_image(cy->snap);
 	if (cy->frozen) {

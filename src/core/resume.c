@@ -477,6 +477,9 @@ resume_end(struct resume *rs, int r)
 	if (untouched && rs->o->refusal == REFUSAL_CORRUPT &&
 	    rs->o->mode == RESUME_RESTORE)
 		plugin_refused(rs->writer);
+	/* Workers started after the freeze must be gone before the thaw
+	 * (thaw_processes warns about them otherwise). */
+	pool_stop(&rs->pool);
 	if (rs->frozen)
 		rs->snap->ops->unfreeze(rs->snap);
 	snapshot_close(rs->snap);

@@ -174,7 +174,9 @@ stamp_lines() {
 # boot N MEM TIMEOUT EXTRA-APPEND: sets boot_rc and boot_secs.
 boot() {
 	local n=$1 mem=$2 limit=$3 extra=$4 log=$logdir/boot$1.log start end
-	local append="console=ttyS0 quiet panic=-1 oops=panic"
+	# loglevel=5 after quiet: kernel warnings (level 4) reach the log,
+	# where any WARNING fails the case.
+	local append="console=ttyS0 quiet loglevel=5 panic=-1 oops=panic"
 	append="$append torpor.case=$case_name torpor.boot=$n resume=$dev"
 	[ "$writer" = swap ] && append="$append torpor.swap=$dev"
 	[ "$test_mode" = 1 ] && append="$append torpor.test=1"
@@ -201,6 +203,11 @@ boot() {
 	grep -q 'VM: power off' "$log" || [ "$n" = 1 ] ||
 		fail "boot $n did not reach the power-off"
 	grep -qE 'Kernel panic|BUG:|Oops' "$log" && fail "boot $n: kernel panic or oops"
+	# A distribution's crash reporter files every WARNING as a kernel bug
+	# (thaw_processes warns when a thread that the freezer created is
+	# still there at the thaw).
+	grep -qE 'WARNING: ' "$log" &&
+		fail "boot $n: kernel WARNING: $(grep -m1 -A3 'WARNING: ' "$log")"
 	return 0
 }
 
