@@ -126,6 +126,7 @@ chain_start_stream(struct chain *c, const struct image_header *h)
 	r = chain_binding(h, &c->binding, &c->info.binding_len);
 	if (r < 0)
 		return r;
+	c->info.struct_size = sizeof(c->info);
 	memcpy(c->info.uuid, h->uuid, 16);
 	c->info.page_size = h->page_size;
 	c->info.chunk_pages = h->chunk_pages;

@@ -117,6 +117,8 @@ pool_init(struct pool *p, const struct chain *c,
 	if (threads && !p->threads)
 		goto nomem;
 	for (i = 0; i < p->n_slots; i++) {
+		/* What the filters see of each chunk says its size (ABI). */
+		p->slots[i].info.struct_size = sizeof(p->slots[i].info);
 		p->slots[i].in = chain_alloc_buffer(c->buf_size);
 		p->slots[i].out = chain_alloc_buffer(c->buf_size);
 		if (!p->slots[i].in || !p->slots[i].out)

@@ -84,7 +84,10 @@ static int
 tx_encode(void *st, const struct torpor_chunk_info *info, const uint8_t *in,
 	  size_t len, uint8_t *out, size_t size, size_t *ret)
 {
-	(void)st, (void)info;
+	(void)st;
+	/* The core says the size of what it hands over (ABI 2). */
+	if (info->struct_size != sizeof(*info))
+		return -EPROTO;
 	if (size < len + 1)
 		return -ENOBUFS;
 	for (size_t i = 0; i < len; i++)
@@ -98,7 +101,9 @@ static int
 tx_decode(void *st, const struct torpor_chunk_info *info, const uint8_t *in,
 	  size_t len, uint8_t *out, size_t size, size_t *ret)
 {
-	(void)st, (void)info;
+	(void)st;
+	if (info->struct_size != sizeof(*info))
+		return -EPROTO;
 	if (len < 1 || in[len - 1] != 0xa5 || len - 1 > size)
 		return -EBADMSG;
 	for (size_t i = 0; i + 1 < len; i++)
@@ -110,6 +115,8 @@ tx_decode(void *st, const struct torpor_chunk_info *info, const uint8_t *in,
 static int
 tx_start_stream(const struct torpor_image_info *info)
 {
+	if (info->struct_size != sizeof(*info))
+		return -EPROTO;
 	tx_info = info;
 	return 0;
 }
