@@ -734,24 +734,30 @@ static const char *const after_names[] = {
 	NULL,
 };
 
+static const char *const power_off_names[] = {
+	[CONFIG_POWER_OFF_PLATFORM] = "platform",
+	[CONFIG_POWER_OFF_SHUTDOWN] = "shutdown",
+	NULL,
+};
+
+/* An ENUM key stored as an int (an enum of the config) at its offset: the
+ * index of the value in the key's choices. */
+_Static_assert(sizeof(enum config_after) == sizeof(int) &&
+	       sizeof(enum config_power_off) == sizeof(int),
+	       "enum keys are stored as int");
 static int
-set_after(struct torpor_config *c, const struct core_key *k,
-	  const char *value, char *reason, size_t reason_size)
+set_choice(struct torpor_config *c, const struct core_key *k,
+	   const char *value, char *reason, size_t reason_size)
 {
-	c->after = (enum config_after)choice_index(k->decl.choices, value);
+	*(int *)field_of(c, k) = (int)choice_index(k->decl.choices, value);
 	return 0;
 }
 
 static const char *
-show_after(const struct torpor_config *c, const struct core_key *k,
-	   char *buf, size_t size)
+show_choice(const struct torpor_config *c, const struct core_key *k,
+	    char *buf, size_t size)
 {
-	/* after_names ends with NULL: the last index is no choice. */
-	size_t n = sizeof(after_names) / sizeof(after_names[0]);
-
-	if ((size_t)c->after + 1 >= n)
-		return after_names[CONFIG_AFTER_POWEROFF];
-	return after_names[c->after];
+	return k->decl.choices[*(const int *)field_of(c, k)];
 }
 
 static int
@@ -809,7 +815,14 @@ static const struct core_key core_keys[] = {
 		    .help = "what the machine does once the image is "
 			    "written" },
 	  .offset = FIELD(after),
-	  .set = set_after, .show = show_after },
+	  .set = set_choice, .show = show_choice },
+	{ .decl = { .name = "power_off", .type = TORPOR_CONFIG_ENUM,
+		    .choices = power_off_names, .default_value = "platform",
+		    .help = "how to switch off: the platform's hibernation "
+			    "state (ACPI S4), else a plain power-off; or "
+			    "shutdown: always the plain one" },
+	  .offset = FIELD(power_off),
+	  .set = set_choice, .show = show_choice },
 	{ .decl = { .name = "snapshot", .type = TORPOR_CONFIG_STRING,
 		    .default_value = SNAPSHOT_DEFAULT_SPEC,
 		    .help = "the snapshot device, or sim[:SIZE[:SEED]]" },

@@ -28,6 +28,11 @@ enum config_after {
 	CONFIG_AFTER_SUSPEND,
 };
 
+enum config_power_off {
+	CONFIG_POWER_OFF_PLATFORM = 0,	/* SNAPSHOT_POWER_OFF, else shutdown */
+	CONFIG_POWER_OFF_SHUTDOWN,	/* reboot(RB_POWER_OFF) */
+};
+
 /* One key = value line as read, for plugin sections and messages. */
 struct config_entry {
 	char *section;
@@ -45,6 +50,7 @@ struct torpor_config {
 	char *writer;			/* NULL: none configured */
 	unsigned threads;		/* 0: one per online CPU */
 	enum config_after after;
+	enum config_power_off power_off;
 	char *snapshot;			/* "/dev/snapshot" or "sim:SIZE[:SEED]" */
 	char *plugin_dir;		/* NULL: built-in default */
 	unsigned chunk_pages;		/* pages per chunk, default 32 */

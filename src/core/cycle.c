@@ -36,6 +36,7 @@ struct cycle {
 	uint8_t *first_page;	/* read ahead: it holds the image's facts */
 	bool first_pending;	/* not yet handed to the stream */
 	bool got, reserved, frozen, have_image, committed;
+	bool woke;		/* came back from suspend to RAM, not disk */
 	double t0;
 };
 
@@ -195,7 +196,8 @@ cycle_snapshot(struct cycle *cy, int *in_suspend)
 	/* The platform's hibernation method (ACPI S4) is used for the power
 	 * off when the source has one; it must be chosen before the image
 	 * is created.  Without it, power_off() switches off directly. */
-	if (cy->snap->ops->platform_support &&
+	if (cy->s->config->power_off == CONFIG_POWER_OFF_PLATFORM &&
+	    cy->snap->ops->platform_support &&
 	    cy->snap->ops->platform_support(cy->snap, true) < 0)
 		log_debug("no platform hibernation method: powering off directly");
 	/* [torpor] image_size: how small the kernel should try to make the
@@ -367,14 +369,45 @@ cycle_drop_test_image(struct cycle *cy)
 
 /* Only the simulated device returns from here: its "resume" is the next
  * torpor-resume run; the cycle goes on as after a real one. */
+/*
+ * after = suspend (suspend to both): with the image written, suspend to
+ * RAM.  Waking up from RAM makes the image on disk stale: it is discarded
+ * and the cycle returns as after a resume.  1 when the machine could not
+ * suspend: it is then powered off, and the image resumes at the next boot.
+ */
 static int
-cycle_power_off(struct cycle *cy)
+cycle_suspend_to_both(struct cycle *cy)
+{
+	int r = cy->snap->ops->suspend_to_ram(cy->snap);
+
+	if (r < 0) {
+		log_warning_errno(r, "could not suspend to RAM (%m); powering off: the image resumes at the next boot");
+		return 1;
+	}
+	cy->woke = true;
+	log_notice("woke up from suspend to RAM: discarding the image on disk");
+	return plugin_invalidate(cy->chain.writer);
+}
+
+/* What the machine does once the image is written ([torpor] after). */
+static int
+cycle_leave(struct cycle *cy)
 {
 	int r;
 
-	if (cy->s->config->after != CONFIG_AFTER_POWEROFF)
-		log_warning("after=%s is not supported yet; powering off",
-			    cy->s->config->after == CONFIG_AFTER_REBOOT ? "reboot" : "suspend");
+	switch (cy->s->config->after) {
+	case CONFIG_AFTER_REBOOT:
+		log_notice("image written: rebooting");
+		r = cy->snap->ops->reboot(cy->snap);
+		return r < 0 ? log_error_errno(r, "could not reboot: %m") : 0;
+	case CONFIG_AFTER_SUSPEND:
+		r = cycle_suspend_to_both(cy);
+		if (r <= 0)
+			return r;
+		break;
+	case CONFIG_AFTER_POWEROFF:
+		break;
+	}
 	r = cy->snap->ops->power_off(cy->snap);
 	if (r < 0)
 		return log_error_errno(r, "could not power off: %m");
@@ -454,9 +487,9 @@ cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 			r = cycle_commit(&cy);
 		if (r >= 0)
 			r = o->test ? cycle_drop_test_image(&cy) :
-				      cycle_power_off(&cy);
+				      cycle_leave(&cy);
 	}
-	if (r >= 0 && !o->test)
+	if (r >= 0 && !o->test && !cy.woke)
 		report_resume_stats(cy.chain.writer);
 	return cycle_end(&cy, r);
 }

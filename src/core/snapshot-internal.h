@@ -128,4 +128,8 @@ void sim_generate_header(uint64_t seed, uint64_t size, const char *release,
  */
 int sim_first_mismatch(const struct snapshot *s, uint64_t *ret_page);
 
+/* How the last cycle left a hibernate-mode sim: "poweroff", "reboot",
+ * "suspend", or NULL (not yet, or s is not a sim). */
+const char *sim_after(const struct snapshot *s);
+
 #endif

@@ -188,6 +188,21 @@ kernel_power_off(struct snapshot *s)
 }
 
 static int
+kernel_reboot(struct snapshot *s)
+{
+	/* As for the power-off: no sync() after the snapshot. */
+	if (reboot(RB_AUTOBOOT) < 0)
+		return -errno;
+	return 0;
+}
+
+static int
+kernel_suspend_to_ram(struct snapshot *s)
+{
+	return kernel_ioctl(s, SNAPSHOT_S2RAM, 0);
+}
+
+static int
 kernel_set_swap_area(struct snapshot *s, uint32_t dev, uint64_t offset)
 {
 	struct resume_swap_area area;
@@ -256,6 +271,8 @@ static const struct snapshot_ops kernel_ops = {
 	.atomic_restore = kernel_atomic_restore,
 	.free_image = kernel_free_image,
 	.platform_support = kernel_platform_support,
+	.reboot = kernel_reboot,
+	.suspend_to_ram = kernel_suspend_to_ram,
 	.power_off = kernel_power_off,
 	.set_swap_area = kernel_set_swap_area,
 	.avail_swap = kernel_avail_swap,

@@ -654,6 +654,8 @@ struct sim_snapshot {
 	bool ready;		/* an image was created and not freed */
 	bool resumed;		/* powered off: the next create_image is the
 				 * one that returns in the "resumed" system */
+	const char *after;	/* how the cycle left: "poweroff", "reboot",
+				 * "suspend" (NULL: not yet) */
 	uint64_t next_read;
 	/* resume */
 	bool header_seen;
@@ -910,9 +912,10 @@ sim_platform_support(struct snapshot *s, bool on)
 	return 0;
 }
 
-/* Nothing to switch off: the image now counts as resumed. */
+/* Nothing to switch off or restart: the image now counts as resumed,
+ * and the way out is recorded (and said, for the tests). */
 static int
-sim_power_off(struct snapshot *s)
+sim_leave(struct snapshot *s, const char *how)
 {
 	struct sim_snapshot *m = to_sim(s);
 
@@ -920,6 +923,34 @@ sim_power_off(struct snapshot *s)
 		return -EPERM;
 	m->resumed = true;
 	m->ready = false;
+	m->after = how;
+	log_notice("sim: %s", how);
+	return 0;
+}
+
+static int
+sim_power_off(struct snapshot *s)
+{
+	return sim_leave(s, "poweroff");
+}
+
+static int
+sim_reboot(struct snapshot *s)
+{
+	return sim_leave(s, "reboot");
+}
+
+/* Suspend to RAM and wake up at once: the image was not used. */
+static int
+sim_suspend_to_ram(struct snapshot *s)
+{
+	struct sim_snapshot *m = to_sim(s);
+
+	if (s->mode != SNAPSHOT_MODE_HIBERNATE || !m->ready)
+		return -EPERM;
+	m->ready = false;
+	m->after = "suspend";
+	log_notice("sim: suspend to RAM, woke up");
 	return 0;
 }
 
@@ -968,12 +999,22 @@ static const struct snapshot_ops sim_ops = {
 	.free_image = sim_free_image,
 	.platform_support = sim_platform_support,
 	.power_off = sim_power_off,
+	.reboot = sim_reboot,
+	.suspend_to_ram = sim_suspend_to_ram,
 	.set_swap_area = sim_set_swap_area,
 	.avail_swap = sim_avail_swap,
 	.alloc_swap_page = sim_alloc_swap_page,
 	.free_swap_pages = sim_free_swap_pages,
 	.close = sim_close,
 };
+
+const char *
+sim_after(const struct snapshot *s)
+{
+	if (!s || s->kind != TORPOR_SNAPSHOT_SIM)
+		return NULL;
+	return to_sim((struct snapshot *)s)->after;
+}
 
 int
 sim_first_mismatch(const struct snapshot *s, uint64_t *ret_page)

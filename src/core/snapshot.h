@@ -75,6 +75,16 @@ struct snapshot_ops {
 	 * sim returns 0 and the cycle goes on as after a resume. */
 	int (*power_off)(struct snapshot *s);
 
+	/* Restart the machine (reboot(RB_AUTOBOOT)) with the image written:
+	 * the next boot resumes it.  The sim records it and returns 0. */
+	int (*reboot)(struct snapshot *s);
+
+	/* SNAPSHOT_S2RAM: suspend to RAM with the image written (suspend to
+	 * both).  0 once the machine woke up from RAM (the image on disk is
+	 * then stale), -errno when it could not suspend.  The sim records
+	 * it and returns 0 at once. */
+	int (*suspend_to_ram)(struct snapshot *s);
+
 	/* Swap services (see struct torpor_host); sim: -EOPNOTSUPP. */
 	int (*set_swap_area)(struct snapshot *s, uint32_t dev, uint64_t offset);
 	int64_t (*avail_swap)(struct snapshot *s);
