@@ -84,6 +84,12 @@ enum torpor_log_level {
 	TORPOR_LOG_DEBUG = 7,
 };
 
+/* What torpor_plugin.sleep_event() is told. */
+enum torpor_sleep_event {
+	TORPOR_SLEEP_PRE = 1,	/* before user space is frozen */
+	TORPOR_SLEEP_POST = 2,	/* after it was thawed again */
+};
+
 /* Where the memory image comes from; see torpor_host.snapshot_kind. */
 enum torpor_snapshot_kind {
 	TORPOR_SNAPSHOT_KERNEL = 1,	/* /dev/snapshot */
@@ -376,6 +382,17 @@ struct torpor_plugin {
 	/* Optional.  The words of the kernel command line that locate the
 	 * image (resume=... resume_offset=...), NUL-terminated in buf. */
 	int (*resume_args)(char *buf, size_t size);
+
+	/* ---- any type (misc plugins above all) --------------------------- */
+
+	/* Optional.  The hibernation cycle is about to freeze user space
+	 * (TORPOR_SLEEP_PRE: daemons still run), or has thawed it again
+	 * (TORPOR_SLEEP_POST: back from a resume, from suspend to RAM, after
+	 * --test, or after an aborted cycle).  action names the sleep as
+	 * systemd does: "hibernate" or "hybrid-sleep".  An error at PRE
+	 * aborts the cycle before anything is frozen; at POST it is only
+	 * logged. */
+	int (*sleep_event)(int event, const char *action);
 };
 
 /* The entry point's type. */

@@ -37,6 +37,7 @@ struct cycle {
 	bool first_pending;	/* not yet handed to the stream */
 	bool got, reserved, frozen, have_image, committed;
 	bool woke;		/* came back from suspend to RAM, not disk */
+	bool pre_done;		/* plugins were told: about to freeze */
 	double t0;
 };
 
@@ -173,6 +174,26 @@ cycle_reserve(struct cycle *cy)
 		return r;
 	cy->reserved = true;
 	return 0;
+}
+
+/* The sleep's name as systemd gives it to its system-sleep hooks. */
+static const char *
+sleep_action(const struct cycle *cy)
+{
+	return cy->s->config->after == CONFIG_AFTER_SUSPEND ? "hybrid-sleep" :
+							      "hibernate";
+}
+
+/* Tell the plugins (sleep-hooks runs the system-sleep hooks) that user
+ * space is about to be frozen: daemons can still act. */
+static int
+cycle_pre_sleep(struct cycle *cy)
+{
+	int r = plugins_sleep_event(&cy->s->reg, TORPOR_SLEEP_PRE,
+				    sleep_action(cy));
+
+	cy->pre_done = r >= 0;
+	return r;
 }
 
 static int
@@ -455,6 +476,9 @@ cycle_end(struct cycle *cy, int r)
 		log_info("thawing");
 		cy->snap->ops->unfreeze(cy->snap);
 	}
+	if (cy->pre_done)
+		plugins_sleep_event(&cy->s->reg, TORPOR_SLEEP_POST,
+				    sleep_action(cy));
 	stream_out_free(&cy->out);
 	pool_free(&cy->pool);
 	free(cy->first_page);
@@ -477,6 +501,8 @@ cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 	r = cycle_prepare(&cy);
 	if (r >= 0)
 		r = cycle_reserve(&cy);
+	if (r >= 0)
+		r = cycle_pre_sleep(&cy);
 	if (r >= 0)
 		r = cycle_freeze(&cy);
 	if (r >= 0)

@@ -342,3 +342,26 @@ plugin_resume_args(const struct plugin_entry *e, char *buf, size_t size)
 	return r < 0 ? failed(e, "resume_args", r,
 			      "cannot name the image's location") : r;
 }
+
+int
+plugins_sleep_event(const struct registry *r, int event, const char *action)
+{
+	bool pre = event == TORPOR_SLEEP_PRE;
+	const struct plugin_entry *e;
+	int r1;
+
+	for (e = pre ? r->plugins_head : r->plugins_tail; e;
+	     e = pre ? e->next_plugin : e->prev_plugin) {
+		if (e->disabled || !e->ops.sleep_event)
+			continue;
+		r1 = e->ops.sleep_event(event, action);
+		if (r1 < 0) {
+			failed(e, "sleep_event", r1, pre ?
+			       "refused the hibernation before the freeze" :
+			       "failed after the thaw");
+			if (pre)
+				return r1;
+		}
+	}
+	return 0;
+}

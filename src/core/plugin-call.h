@@ -82,4 +82,10 @@ void plugin_refused(const struct plugin_entry *e);
 /* Absent: -EOPNOTSUPP. */
 int plugin_resume_args(const struct plugin_entry *e, char *buf, size_t size);
 
+/* sleep_event() of every enabled plugin that has one, in plugin-list order
+ * (reversed for TORPOR_SLEEP_POST).  PRE stops at the first failure and
+ * returns it; POST logs failures and goes on. */
+int plugins_sleep_event(const struct registry *r, int event,
+			const char *action);
+
 #endif

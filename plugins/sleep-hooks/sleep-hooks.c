@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * sleep-hooks: run the system-sleep hooks as systemd-sleep would.
+ *
+ * torpor's systemd drop-in runs the hibernation itself instead of
+ * systemd-sleep, which is what runs the executables in
+ * /usr/lib/systemd/system-sleep.  Drivers and tools rely on those hooks
+ * (NVIDIA, network managers, tlp),
+ * so this plugin runs them: every executable of the directory, with the
+ * arguments "pre" or "post" and the action ("hibernate", "hybrid-sleep"),
+ * SYSTEMD_SLEEP_ACTION set to the action, started in name order and run in
+ * parallel; the cycle goes on once all have finished or the timeout has
+ * passed.  A failing hook is logged and does not stop the hibernation.
+ *
+ * With the simulated snapshot device the hooks run only when [sleep-hooks]
+ * sim = yes, so that tests and demos never touch the machine's own hooks.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <torpor/plugin-util.h>
+#include <torpor/plugin.h>
+
+#define NAME "sleep-hooks"
+#define MAX_HOOKS 256
+
+static const struct torpor_host *host;
+
+static const struct torpor_config_key sleep_hooks_keys[] = {
+	{ .name = "directory", .type = TORPOR_CONFIG_PATH,
+	  .default_value = "/usr/lib/systemd/system-sleep",
+	  .help = "the hooks to run, as systemd-sleep does" },
+	{ .name = "timeout", .type = TORPOR_CONFIG_INT, .min = 1, .max = 3600,
+	  .default_value = "90",
+	  .help = "seconds the hooks may take before they are killed" },
+	{ .name = "sim", .type = TORPOR_CONFIG_BOOL, .default_value = "no",
+	  .help = "run the hooks with the simulated snapshot device too" },
+	{ .name = NULL },
+};
+
+struct hook {
+	char *path;
+	pid_t pid;
+	int status;
+	bool done;
+};
+
+static int
+compare_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The executables of dir (regular files, after symbolic links), sorted;
+ * *ret_n of them.  A missing directory has none. */
+static int
+list_hooks(const char *dir, char ***ret, size_t *ret_n)
+{
+	char **names = calloc(MAX_HOOKS, sizeof(*names));
+	struct dirent *de;
+	struct stat st;
+	size_t n = 0;
+	DIR *d;
+
+	if (!names)
+		return -ENOMEM;
+	d = opendir(dir);
+	while (d && (de = readdir(d)) && n < MAX_HOOKS) {
+		char *path;
+
+		if (de->d_name[0] == '.' ||
+		    asprintf(&path, "%s/%s", dir, de->d_name) < 0)
+			continue;
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(path, X_OK) == 0)
+			names[n++] = path;
+		else
+			free(path);
+	}
+	if (d)
+		closedir(d);
+	qsort(names, n, sizeof(*names), compare_names);
+	*ret = names;
+	*ret_n = n;
+	return 0;
+}
+
+static pid_t
+start_hook(const char *path, const char *phase, const char *action)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char *argv[] = { (char *)path, (char *)phase, (char *)action,
+				 NULL };
+
+		setenv("SYSTEMD_SLEEP_ACTION", action, 1);
+		execv(path, argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Wait for every started hook until the deadline; kill the rest. */
+static void
+wait_hooks(struct hook *h, size_t n, unsigned timeout)
+{
+	struct timespec tick = { 0, 20 * 1000 * 1000 };
+	size_t left = 0, i;
+	time_t deadline = time(NULL) + timeout;
+
+	for (i = 0; i < n; i++)
+		left += h[i].pid > 0;
+	while (left && time(NULL) < deadline) {
+		for (i = 0; i < n; i++)
+			if (h[i].pid > 0 && !h[i].done &&
+			    waitpid(h[i].pid, &h[i].status, WNOHANG) == h[i].pid) {
+				h[i].done = true;
+				left--;
+			}
+		if (left)
+			nanosleep(&tick, NULL);
+	}
+	for (i = 0; i < n; i++)
+		if (h[i].pid > 0 && !h[i].done) {
+			kill(h[i].pid, SIGKILL);
+			waitpid(h[i].pid, &h[i].status, 0);
+			host->log(TORPOR_LOG_WARNING, NAME,
+				  "%s did not finish within %u s: killed",
+				  h[i].path, timeout);
+			h[i].status = 0;
+			h[i].done = true;
+		}
+}
+
+/* One log line for each hook that could not start or failed. */
+static void
+report_hooks(const struct hook *h, size_t n, const char *phase)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (h[i].pid < 0)
+			host->log(TORPOR_LOG_WARNING, NAME,
+				  "could not start %s %s", h[i].path, phase);
+		else if (WIFEXITED(h[i].status) && WEXITSTATUS(h[i].status))
+			host->log(TORPOR_LOG_WARNING, NAME,
+				  "%s %s failed with exit status %d",
+				  h[i].path, phase, WEXITSTATUS(h[i].status));
+		else if (WIFSIGNALED(h[i].status))
+			host->log(TORPOR_LOG_WARNING, NAME,
+				  "%s %s was killed by signal %d", h[i].path,
+				  phase, WTERMSIG(h[i].status));
+	}
+}
+
+static void
+run_hooks(const char *dir, const char *phase, const char *action,
+	  unsigned timeout)
+{
+	struct hook *h;
+	char **paths;
+	size_t n, i;
+
+	if (list_hooks(dir, &paths, &n) < 0)
+		return;
+	h = calloc(n ? n : 1, sizeof(*h));
+	for (i = 0; h && i < n; i++) {
+		h[i].path = paths[i];
+		h[i].pid = start_hook(paths[i], phase, action);
+	}
+	if (h) {
+		wait_hooks(h, n, timeout);
+		report_hooks(h, n, phase);
+		host->log(TORPOR_LOG_INFO, NAME, "ran %zu %s hook(s) from %s",
+			  n, phase, dir);
+	}
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	free(h);
+}
+
+static int
+sleep_hooks_event(int event, const char *action)
+{
+	const char *dir = host->config_get(NAME, "directory");
+	int64_t timeout = 90, sim = 0;
+
+	host->config_number(NAME, "timeout", &timeout);
+	host->config_number(NAME, "sim", &sim);
+	if (host->snapshot_kind() == TORPOR_SNAPSHOT_SIM && !sim)
+		return 0;
+	if (!dir || (event != TORPOR_SLEEP_PRE && event != TORPOR_SLEEP_POST))
+		return 0;
+	run_hooks(dir, event == TORPOR_SLEEP_PRE ? "pre" : "post",
+		  action ? action : "hibernate", (unsigned)timeout);
+	/* As with systemd-sleep, a failing hook never stops the sleep. */
+	return 0;
+}
+
+static int
+sleep_hooks_load(const struct torpor_host *h)
+{
+	if (!TORPOR_HOST_HAS(h, config_number))
+		return -EPROTO;
+	host = h;
+	return 0;
+}
+
+static int
+sleep_hooks_print_debug_info(char *buf, size_t size)
+{
+	const char *dir = host ? host->config_get(NAME, "directory") : NULL;
+
+	return torpor_filter_print(buf, size, "hooks in %s",
+				   dir ? dir : "(unset)");
+}
+
+static const struct torpor_plugin sleep_hooks_plugin = {
+	.name = NAME,
+	.description = "runs the system-sleep hooks before and after a hibernation, as systemd-sleep does",
+	.type = TORPOR_PLUGIN_MISC,
+	.config_keys = sleep_hooks_keys,
+	.load = sleep_hooks_load,
+	.print_debug_info = sleep_hooks_print_debug_info,
+	.sleep_event = sleep_hooks_event,
+};
+
+TORPOR_PLUGIN_REGISTER(sleep_hooks_plugin)
