@@ -29,13 +29,10 @@ streaming="nothing was (handed to the snapshot device|restored)"
 handed="nothing was restored \(the [1-9][0-9]* pages handed to the snapshot device are dropped"
 pages_said=$before_device
 case "$case_name" in
-chunk-middle)
-	"$IMAGE_TOOL" flip "$IMAGE" $(( $(damage_offset data 62) + 17 ))
-	what="chunk 62 at stream offset [0-9]+: .*(CRC32C|corrupt)"
-	pages_said=$handed ;;
-chunk-last)
-	"$IMAGE_TOOL" flip "$IMAGE" $(( $(damage_offset data 124) + 5 ))
-	what="chunk 124 at stream offset [0-9]+: .*(CRC32C|corrupt)"
+chunk-middle|chunk-last)
+	n=62; [ "$case_name" = chunk-last ] && n=124
+	"$IMAGE_TOOL" flip "$IMAGE" $(( $(damage_offset data $n) + 17 ))
+	what="chunk $n at stream offset [0-9]+: .*(CRC32C|corrupt)"
 	pages_said=$handed ;;
 chunk-data)
 	"$IMAGE_TOOL" flip "$IMAGE" $(( $(damage_offset data 3) + 17 ))

@@ -546,42 +546,6 @@ START_TEST(test_image_is_never_restored)
 }
 END_TEST
 
-START_TEST(corrupt_chunk_refused_with_work_in_flight)
-{
-	enum resume_refusal why;
-	size_t i;
-
-	ck_assert_int_eq(hibernate(400, 4, false), 0);
-	/* Break the filter's trailer of the last chunk (its frame CRC is
-	 * recomputed below so that the chain is what refuses it). */
-	ck_assert_uint_gt(mw.len, 0);
-	{
-		uint64_t off = 0;
-		struct chunk_frame f;
-		char err[160];
-
-		for (i = 0; i < 400 / 32; i++) {
-			ck_assert_int_eq(chunk_frame_parse(mw.stream + off, 1u << 30,
-						     1u << 30, &f, err, sizeof(err)), 0);
-			off += CHUNK_FRAME_SIZE + f.stored_len;
-		}
-		ck_assert_int_eq(chunk_frame_parse(mw.stream + off, 1u << 30,
-						   1u << 30, &f, err, sizeof(err)), 0);
-		mw.stream[off + CHUNK_FRAME_SIZE + f.stored_len - 1] ^= 0xff;
-		f.stored_crc = crc32c(0, mw.stream + off + CHUNK_FRAME_SIZE,
-				      f.stored_len);
-		chunk_frame_encode(&f, mw.stream + off);
-	}
-	ck_assert_int_eq(resume(400, 4, RESUME_VERIFY, &why), EXIT_REFUSED);
-	ck_assert_int_eq(resume(400, 4, RESUME_RESTORE, &why), EXIT_REFUSED);
-	ck_assert_int_eq(why, REFUSAL_CORRUPT);
-	ck_assert(mw.signed_);
-	ck_assert_int_eq(mw.invalidates, 0);
-	ck_assert_int_eq(mw.refusals, 1);
-	ck_assert_int_eq(tx_live, 0);
-}
-END_TEST
-
 /* The stream offset of chunk n's frame in the writer's image. */
 static uint64_t
 frame_offset(uint64_t n)
@@ -598,6 +562,40 @@ frame_offset(uint64_t n)
 	}
 	return off;
 }
+
+/* Break the filter's trailer of chunk n, with its frame CRC recomputed
+ * so that the chain (on a worker) is what refuses it. */
+static void
+break_trailer(uint64_t n)
+{
+	uint64_t off = frame_offset(n);
+	struct chunk_frame f;
+	char err[160];
+
+	ck_assert_int_eq(chunk_frame_parse(mw.stream + off, 1u << 30,
+					   1u << 30, &f, err, sizeof(err)), 0);
+	mw.stream[off + CHUNK_FRAME_SIZE + f.stored_len - 1] ^= 0xff;
+	f.stored_crc = crc32c(0, mw.stream + off + CHUNK_FRAME_SIZE,
+			      f.stored_len);
+	chunk_frame_encode(&f, mw.stream + off);
+}
+
+START_TEST(corrupt_chunk_refused_with_work_in_flight)
+{
+	enum resume_refusal why;
+
+	ck_assert_int_eq(hibernate(400, 4, false), 0);
+	/* The last chunk. */
+	break_trailer(400 / 32);
+	ck_assert_int_eq(resume(400, 4, RESUME_VERIFY, &why), EXIT_REFUSED);
+	ck_assert_int_eq(resume(400, 4, RESUME_RESTORE, &why), EXIT_REFUSED);
+	ck_assert_int_eq(why, REFUSAL_CORRUPT);
+	ck_assert(mw.signed_);
+	ck_assert_int_eq(mw.invalidates, 0);
+	ck_assert_int_eq(mw.refusals, 1);
+	ck_assert_int_eq(tx_live, 0);
+}
+END_TEST
 
 /* One pass: a clean image resumes with every page handed once, verified
  * by the sim, and invalidated only then. */
@@ -641,18 +639,9 @@ START_TEST(one_pass_refuses_a_corrupt_chunk_half_way)
 	case 1:
 		mw.stream[off + 9] ^= 0x10;
 		break;
-	case 2: {
-		struct chunk_frame f;
-		char err[160];
-
-		ck_assert_int_eq(chunk_frame_parse(mw.stream + off, 1u << 30,
-						   1u << 30, &f, err, sizeof(err)), 0);
-		mw.stream[off + CHUNK_FRAME_SIZE + f.stored_len - 1] ^= 0xff;
-		f.stored_crc = crc32c(0, mw.stream + off + CHUNK_FRAME_SIZE,
-				      f.stored_len);
-		chunk_frame_encode(&f, mw.stream + off);
+	case 2:
+		break_trailer(n);
 		break;
-	}
 	default:
 		mw.stream[mw.len - 2] ^= 0x01;
 		break;
