@@ -4,8 +4,9 @@
  * it against this system, rebuild the chain it names, allocate for the
  * stream, then (for a resume: once user space is frozen) stream it in one
  * pass, every chunk checked and its pages handed to the snapshot device as
- * they come, and for a resume invalidate the image and restore.  Each step records what it set up in struct
- * resume; resume_end() is the one place that undoes it.
+ * they come, and for a resume invalidate the image and restore.  Each
+ * step records what it set up in struct resume; resume_end() is the one
+ * place that undoes it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -277,7 +278,7 @@ resume_rebuild_chain(struct resume *rs)
 
 /* Everything the stream needs, allocated and touched before the freeze:
  * the chain's stream, the pool's buffers, the read-ahead ring.  Threads
- * come later (stream_pages): the freezer would stop them. */
+ * come later (resume_stream): the freezer would stop them. */
 static int
 resume_prepare(struct resume *rs)
 {
