@@ -460,8 +460,9 @@ say_refused(const struct resume *rs)
 		log_error("image refused: nothing was handed to the snapshot device%s",
 			  image);
 	else
-		log_error("image refused: nothing was restored (the %" PRIu64 " pages handed to the snapshot device are dropped with it)%s",
-			  rs->pages, image);
+		log_error("image refused: nothing was restored (the %" PRIu64 " %s handed to the snapshot device %s dropped with it)%s",
+			  rs->pages, rs->pages == 1 ? "page" : "pages",
+			  rs->pages == 1 ? "is" : "are", image);
 }
 
 /* The one cleanup path. */
