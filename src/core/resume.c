@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Resume and verify as named steps: find the image, read its header, check
- * it against this system, rebuild the chain it names, stream it (checking
- * every chunk), then for a resume: freeze, stream it again into the
- * snapshot device and restore.  Each step records what it set up in struct
- * resume; resume_end() is the one place that undoes it.
+ * it against this system, rebuild the chain it names, allocate for the
+ * stream, then (for a resume: once user space is frozen) stream it in one
+ * pass, every chunk checked and its pages handed to the snapshot device as
+ * they come, and for a resume invalidate the image and restore.  Each
+ * step records what it set up in struct resume; resume_end() is the one
+ * place that undoes it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -274,18 +276,11 @@ resume_rebuild_chain(struct resume *rs)
 	return 0;
 }
 
-/* A quarter of the available memory may hold the stored stream between the
- * checking pass and the restoring pass; otherwise it is read twice. */
-static uint64_t
-cache_limit(void)
-{
-	return session_meminfo("MemAvailable") / 4;
-}
-
-/* Pass 1: every chunk read, checked and decoded before anything is
- * changed or handed to the kernel. */
+/* Everything the stream needs, allocated and touched before the freeze:
+ * the chain's stream, the pool's buffers, the read-ahead ring.  Threads
+ * come later (resume_stream): the freezer would stop them. */
 static int
-resume_check_stream(struct resume *rs)
+resume_prepare(struct resume *rs)
 {
 	int r;
 
@@ -294,19 +289,15 @@ resume_check_stream(struct resume *rs)
 		return judge_plugin_error(rs, r);
 	r = pool_init(&rs->pool, &rs->c, POOL_DECODE, session_threads(rs->s));
 	if (r >= 0)
-		r = pool_start(&rs->pool);
-	if (r >= 0)
-		r = stream_in_init(&rs->in, rs->writer, rs->h.stored_bytes,
-				   rs->o->mode == RESUME_VERIFY ? 0 : cache_limit());
+		r = stream_in_init(&rs->in, rs->writer, rs->h.stored_bytes);
 	if (r < 0)
 		return r;
 	rs->in.report = (struct stream_report){
 		.fn = rs->o->progress,
 		.ctx = rs->o->progress_ctx,
-		.what = rs->o->mode == RESUME_VERIFY ? "verify" : "check",
+		.what = rs->what,
 	};
-	r = stream_decode_all(&rs->c, &rs->pool, &rs->in, &rs->h, NULL, NULL);
-	return r == -EBADMSG ? refuse(rs, REFUSAL_CORRUPT) : r;
+	return 0;
 }
 
 static void
@@ -324,14 +315,13 @@ print_verified(const struct resume *rs)
 }
 
 /* The freezer stops every task but the one that asks for the freeze, our
- * worker threads included: they are started again once user space is
- * frozen (threads created then are not frozen).  Their buffers stay. */
+ * worker threads included: they start once user space is frozen (threads
+ * created then are not frozen). */
 static int
 resume_freeze(struct resume *rs)
 {
 	int r;
 
-	pool_stop(&rs->pool);
 	r = snapshot_open(rs->s->config->snapshot, SNAPSHOT_MODE_RESUME, &rs->snap);
 	if (r < 0)
 		return r;
@@ -339,7 +329,38 @@ resume_freeze(struct resume *rs)
 	if (r < 0)
 		return log_error_errno(r, "could not freeze user space: %m");
 	rs->frozen = true;
-	return pool_start(&rs->pool);
+	return 0;
+}
+
+/* The kernel checks the image's header page when it is asked for the next
+ * page: an -EPERM for one of the first two pages means this kernel does
+ * not accept the image, which another machine configuration could. */
+#define RESTORE_CHECKED_PAGES 2
+
+static int
+restore_pages(void *ctx, const uint8_t *pages, size_t len)
+{
+	struct resume *rs = ctx;
+	size_t off;
+
+	for (off = 0; off < len; off += rs->snap->page_size) {
+		ssize_t k = rs->snap->ops->write_page(rs->snap, pages + off);
+
+		if (k == -EPERM && rs->pages < RESTORE_CHECKED_PAGES) {
+			rs->kernel_refused = true;
+			return log_error_errno((int)k,
+				"image refused: the kernel does not accept its header (page %" PRIu64 "): it was written on a machine with another memory size, CPU or kernel build",
+				rs->pages);
+		}
+		if (k < 0)
+			return log_error_errno((int)k, "the snapshot device refused page %" PRIu64 ": %m",
+					       rs->pages);
+		if (k == 0)
+			return log_error_errno(-EPERM, "the snapshot device says the image is complete after %" PRIu64 " pages",
+					       rs->pages);
+		rs->pages++;
+	}
+	return 0;
 }
 
 /* From here on a failure must never be retried at the next boot. */
@@ -359,66 +380,36 @@ invalidate_before_restore(struct resume *rs)
 	return 0;
 }
 
-/* The kernel checks the image's header page when it is asked for the next
- * page: once two pages are in, this kernel accepts the image. */
-#define RESTORE_CHECKED_PAGES 2
-
+/*
+ * The one pass: every chunk read, checked and decoded once; for a resume
+ * its pages go to the snapshot device as they come.  The kernel keeps
+ * them until the atomic restore and drops them all when the device is
+ * closed without it, so a chunk refused half-way leaves nothing behind
+ * but the image, as it was.  Only once every page is in and every chunk
+ * verified is the image invalidated: nothing is ever restored twice.
+ */
 static int
-restore_pages(void *ctx, const uint8_t *pages, size_t len)
+resume_stream(struct resume *rs)
 {
-	struct resume *rs = ctx;
-	size_t off;
-
-	for (off = 0; off < len; off += rs->snap->page_size) {
-		ssize_t k = rs->snap->ops->write_page(rs->snap, pages + off);
-
-		if (k == -EPERM && !rs->gone) {
-			rs->kernel_refused = true;
-			return log_error_errno((int)k,
-				"image refused: the kernel does not accept its header (page %" PRIu64 "): it was written on a machine with another memory size, CPU or kernel build",
-				rs->pages);
-		}
-		if (k < 0)
-			return log_error_errno((int)k, "the snapshot device refused page %" PRIu64 ": %m",
-					       rs->pages);
-		if (k == 0)
-			return log_error_errno(-EPERM, "the snapshot device says the image is complete after %" PRIu64 " pages",
-					       rs->pages);
-		if (++rs->pages == RESTORE_CHECKED_PAGES) {
-			int r = invalidate_before_restore(rs);
-
-			if (r < 0)
-				return r;
-		}
-	}
-	return 0;
-}
-
-/* Pass 2: the pages into the snapshot device.  The image is invalidated
- * once the kernel has accepted its header (restore_pages), so that an
- * image for another machine configuration is kept, and nothing is ever
- * restored twice. */
-static int
-resume_hand_pages(struct resume *rs)
-{
+	bool restore = rs->o->mode == RESUME_RESTORE;
 	int r;
 
-	stream_in_rewind(&rs->in);
-	rs->in.report.what = "resume";
+	r = pool_start(&rs->pool);
+	if (r < 0)
+		return r;
 	r = stream_decode_all(&rs->c, &rs->pool, &rs->in, &rs->h,
-			      restore_pages, rs);
-	if (r >= 0)
-		r = invalidate_before_restore(rs);
+			      restore ? restore_pages : NULL, rs);
+	pool_stop(&rs->pool);
 	if (r < 0 && rs->kernel_refused)
 		return refuse(rs, REFUSAL_ELSEWHERE);
 	if (r == -EBADMSG || r == -EPERM)
 		return refuse(rs, REFUSAL_CORRUPT);
-	if (r < 0)
+	if (r < 0 || !restore)
 		return r;
 	if (rs->pages != rs->h.page_count)
 		return log_error_errno(-EIO, "handed %" PRIu64 " of %" PRIu64 " pages",
 				       rs->pages, rs->h.page_count);
-	return 0;
+	return invalidate_before_restore(rs);
 }
 
 /* Leave the statistics for the resumed system, then jump into it. */
@@ -457,32 +448,52 @@ resume_left_resumable_image(const struct resume_options *o, int r)
 	return r < 0;
 }
 
+/* A refusal, said once: what became of the pages and of the image. */
+static void
+say_refused(const struct resume *rs)
+{
+	const char *image = rs->o->mode != RESUME_RESTORE ? "" :
+		rs->gone ? "; the image was invalidated" :
+		"; the image was left as it was";
+
+	if (!rs->snap)
+		log_error("image refused: nothing was handed to the snapshot device%s",
+			  image);
+	else
+		log_error("image refused: nothing was restored (the %" PRIu64 " %s handed to the snapshot device %s dropped with it)%s",
+			  rs->pages, rs->pages == 1 ? "page" : "pages",
+			  rs->pages == 1 ? "is" : "are", image);
+}
+
 /* The one cleanup path. */
 static int
 resume_end(struct resume *rs, int r)
 {
-	bool untouched = r == EXIT_REFUSED && !rs->snap;
-
 	if (r == RESUME_DONE)
 		r = 0;
 	if (r != EXIT_REFUSED)
 		rs->o->refusal = REFUSAL_NONE;
 	rs->o->image_left = rs->found && !rs->gone;
-	if (untouched)
-		log_error("image refused: nothing was handed to the snapshot device%s",
-			  rs->o->mode == RESUME_RESTORE ? "; the image was left as it was" : "");
-	/* Only an image that can never be resumed gives its storage back
-	 * here; for one the right kernel or key could still resume, the
-	 * caller decides (keep it and power off, or discard it). */
-	if (untouched && rs->o->refusal == REFUSAL_CORRUPT &&
-	    rs->o->mode == RESUME_RESTORE)
-		plugin_refused(rs->writer);
+	rs->o->pages_handed = rs->pages;
+	rs->o->restored = r == 0 && rs->snap && rs->snap->restored;
+	if (r == EXIT_REFUSED)
+		say_refused(rs);
 	/* Workers started after the freeze must be gone before the thaw
 	 * (thaw_processes warns about them otherwise). */
 	pool_stop(&rs->pool);
+	/* Closed without the restore, the device drops every page it was
+	 * given: the same as if none had been. */
 	if (rs->frozen)
 		rs->snap->ops->unfreeze(rs->snap);
 	snapshot_close(rs->snap);
+	rs->snap = NULL;
+	/* Only an image that can never be resumed gives its storage back
+	 * here (unless its invalidation did already); for one the right
+	 * kernel or key could still resume, the caller decides (keep it
+	 * and power off, or discard it). */
+	if (r == EXIT_REFUSED && rs->o->refusal == REFUSAL_CORRUPT &&
+	    rs->o->mode == RESUME_RESTORE && !rs->gone)
+		plugin_refused(rs->writer);
 	stream_in_free(&rs->in);
 	pool_free(&rs->pool);
 	/* The image info and its binding stay valid until cleanup() (ABI). */
@@ -516,15 +527,15 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 	if (r == 0)
 		r = resume_rebuild_chain(&rs);
 	if (r == 0)
-		r = resume_check_stream(&rs);
+		r = resume_prepare(&rs);
+	if (r == 0 && o->mode == RESUME_RESTORE)
+		r = resume_freeze(&rs);
+	if (r == 0)
+		r = resume_stream(&rs);
 	if (r == 0 && o->mode == RESUME_VERIFY) {
 		print_verified(&rs);
 		r = RESUME_DONE;
 	}
-	if (r == 0)
-		r = resume_freeze(&rs);
-	if (r == 0)
-		r = resume_hand_pages(&rs);
 	if (r == 0)
 		r = resume_restore(&rs);
 	return resume_end(&rs, r);

@@ -4,6 +4,7 @@
 #define TORPOR_RESUME_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "session.h"
 #include "stream.h"
@@ -25,20 +26,25 @@ enum resume_refusal {
 struct resume_options {
 	enum resume_mode mode;
 	bool noresume;		/* `noresume` on the kernel command line */
-	/* Told after each chunk of each pass (NULL: nobody listens). */
+	/* Told after each chunk (NULL: nobody listens). */
 	stream_progress_fn progress;
 	void *progress_ctx;
 
 	/* The result, set by every resume_run(): */
 	enum resume_refusal refusal;	/* why, with EXIT_REFUSED */
 	bool image_left;	/* an image was found and not invalidated */
+	uint64_t pages_handed;	/* to the snapshot device, restored or not */
+	bool restored;		/* the restore happened (the sim's returns) */
 };
 
 /*
  * Returns 0 (restored — on the sim source: restored and every page
  * verified —, verified, or no image), EXIT_REFUSED (an image exists and was
- * refused; it is left as it was, and the writer's refused() hook ran), or a
- * negative errno for any other error.  Everything is said on stderr; the
+ * refused, nothing was restored; it is left as it was unless it was
+ * already invalidated, and for a corrupt one the writer's refused() hook
+ * ran), or a negative errno for any other error.  The stream is read
+ * once: a resume hands pages to the snapshot device as it goes, and a
+ * chunk refused half-way closes the device, which drops them.  Everything is said on stderr; the
  * one-line summary on stdout.
  */
 int resume_run(struct torpor_session *s, struct resume_options *o);

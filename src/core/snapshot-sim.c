@@ -893,6 +893,7 @@ sim_atomic_restore(struct snapshot *s)
 			  m->pages - s->pages_verified, m->pages);
 		return -EPERM;
 	}
+	s->restored = true;
 	return 0;
 }
 
@@ -978,11 +979,30 @@ sim_free_swap_pages(struct snapshot *s)
 	return -EOPNOTSUPP;
 }
 
+/* Like the kernel: closed without the restore, the pages handed back
+ * are dropped, and with them everything the device knew of the image. */
+static void
+sim_drop_unrestored(struct sim_snapshot *m)
+{
+	struct snapshot *s = &m->s;
+
+	if (s->mode != SNAPSHOT_MODE_RESUME || s->restored ||
+	    s->pages_written == 0)
+		return;
+	log_debug("closed without a restore: %" PRIu64 " pages handed back are dropped",
+		  s->pages_written);
+	s->pages_written = 0;
+	s->pages_verified = 0;
+	m->next_write = 0;
+	m->header_seen = false;
+}
+
 static void
 sim_close(struct snapshot *s)
 {
 	struct sim_snapshot *m = to_sim(s);
 
+	sim_drop_unrestored(m);
 	free(m->scratch);
 	free(m);
 }

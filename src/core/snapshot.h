@@ -104,6 +104,9 @@ struct snapshot {
 	uint64_t pages_written;
 	/* Pages the resume side verified (sim only). */
 	uint64_t pages_verified;
+	/* atomic_restore() succeeded (sim only: the kernel's does not
+	 * return).  Pages handed back without it are dropped at close. */
+	bool restored;
 };
 
 /* The source torpor reads when the configuration names none. */

@@ -193,100 +193,170 @@ stream_encode_all(const struct chain *c, struct pool *pool,
 
 int
 stream_in_init(struct stream_in *in, const struct plugin_entry *writer,
-	       uint64_t stored_bytes, uint64_t cache_limit)
+	       uint64_t stored_bytes)
 {
 	memset(in, 0, sizeof(*in));
 	in->writer = writer;
 	in->end = stored_bytes;
-	if (stored_bytes <= cache_limit && stored_bytes < SIZE_MAX / 2) {
-		in->buf = malloc(stored_bytes ? stored_bytes : 1);
-		in->cached = in->buf != NULL;
+	in->ring = chain_alloc_buffer((size_t)STREAM_READ_PIECES * STREAM_IO_SIZE);
+	if (!in->ring)
+		return -ENOMEM;
+	if (pthread_mutex_init(&in->lock, NULL) != 0)
+		return -ENOMEM;
+	if (pthread_cond_init(&in->more, NULL) != 0) {
+		pthread_mutex_destroy(&in->lock);
+		return -ENOMEM;
 	}
-	if (!in->cached) {
-		in->buf = chain_alloc_buffer(STREAM_IO_SIZE);
-		if (!in->buf)
-			return -ENOMEM;
-		in->buf_cap = STREAM_IO_SIZE;
+	if (pthread_cond_init(&in->room, NULL) != 0) {
+		pthread_cond_destroy(&in->more);
+		pthread_mutex_destroy(&in->lock);
+		return -ENOMEM;
 	}
+	in->locks = true;
 	return 0;
 }
 
-void
-stream_in_rewind(struct stream_in *in)
+static uint64_t
+pieces_of(uint64_t bytes)
 {
+	return bytes / STREAM_IO_SIZE + (bytes % STREAM_IO_SIZE != 0);
+}
+
+/* The reader thread: piece k into the ring once the consumer is done
+ * with piece k - STREAM_READ_PIECES, until the end, an error or stop.
+ * Reads start at multiples of STREAM_IO_SIZE into aligned memory, as
+ * O_DIRECT likes them. */
+static void *
+reader_main(void *arg)
+{
+	struct stream_in *in = arg;
+	uint64_t pieces = pieces_of(in->end);
+
+	pthread_mutex_lock(&in->lock);
+	while (!in->stop && !in->read_err && in->read_pieces < pieces) {
+		uint64_t k = in->read_pieces, off = k * STREAM_IO_SIZE;
+		size_t n = in->end - off < STREAM_IO_SIZE ?
+			(size_t)(in->end - off) : STREAM_IO_SIZE;
+		int r;
+
+		if (k - in->freed_pieces >= STREAM_READ_PIECES) {
+			pthread_cond_wait(&in->room, &in->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&in->lock);
+		r = plugin_read(in->writer, off,
+				in->ring + (k % STREAM_READ_PIECES) * STREAM_IO_SIZE, n);
+		pthread_mutex_lock(&in->lock);
+		if (r < 0) {
+			in->read_err = r;
+		} else {
+			in->read_pieces++;
+			in->bytes_read += n;
+		}
+		pthread_cond_signal(&in->more);
+	}
+	pthread_mutex_unlock(&in->lock);
+	return NULL;
+}
+
+static int
+stream_in_start(struct stream_in *in)
+{
+	int r;
+
 	in->pos = 0;
-	if (!in->cached)
-		in->buf_len = 0;
+	in->ready = 0;
+	in->read_pieces = in->freed_pieces = 0;
+	in->read_err = 0;
+	in->bytes_read = 0;
+	in->stop = false;
+	r = pthread_create(&in->reader, NULL, reader_main, in);
+	if (r != 0)
+		return log_error_errno(-r, "cannot start the stream's reader thread: %m");
+	in->running = true;
+	return 0;
+}
+
+/* Stop the reader (a read under way ends first): the writer is free. */
+static void
+stream_in_stop(struct stream_in *in)
+{
+	if (!in->running)
+		return;
+	pthread_mutex_lock(&in->lock);
+	in->stop = true;
+	pthread_cond_signal(&in->room);
+	pthread_mutex_unlock(&in->lock);
+	pthread_join(in->reader, NULL);
+	in->running = false;
 }
 
 void
 stream_in_free(struct stream_in *in)
 {
-	free(in->buf);
-	in->buf = NULL;
+	stream_in_stop(in);
+	if (in->locks) {
+		pthread_cond_destroy(&in->room);
+		pthread_cond_destroy(&in->more);
+		pthread_mutex_destroy(&in->lock);
+		in->locks = false;
+	}
+	free(in->ring);
+	in->ring = NULL;
 }
 
+/* Wait until piece k is read: 0, or the error that stopped the reader
+ * before it (logged where it happened, by the writer's read()). */
 static int
-writer_read(struct stream_in *in, uint64_t offset, uint8_t *dst, size_t len)
+wait_piece(struct stream_in *in, uint64_t k)
 {
-	int r = plugin_read(in->writer, offset, dst, len);
+	int r = 0;
 
-	if (r < 0)
-		return r;
-	in->bytes_read += len;
-	return 0;
+	if (k < in->ready)
+		return 0;
+	pthread_mutex_lock(&in->lock);
+	while (in->read_pieces <= k && !in->read_err)
+		pthread_cond_wait(&in->more, &in->lock);
+	if (in->read_pieces <= k)
+		r = in->read_err;
+	in->ready = in->read_pieces;
+	pthread_mutex_unlock(&in->lock);
+	return r;
 }
 
-/* Make [pos, pos + len) available and return a pointer to it. */
-static int
-stream_in_get(struct stream_in *in, size_t len, const uint8_t **ret)
+/* Pieces before k are consumed: the reader may reuse their room. */
+static void
+release_pieces(struct stream_in *in, uint64_t k)
 {
-	int r;
+	pthread_mutex_lock(&in->lock);
+	in->freed_pieces = k;
+	pthread_cond_signal(&in->room);
+	pthread_mutex_unlock(&in->lock);
+}
+
+/* Copy [pos, pos + len) of the stream to dst, and move on. */
+static int
+stream_in_copy(struct stream_in *in, void *dst, size_t len)
+{
+	uint8_t *d = dst;
 
 	if (len > in->end - in->pos)
 		return -ENODATA;
-	if (in->cached) {
-		while (in->cache_filled < in->pos + len) {
-			uint64_t n = in->end - in->cache_filled;
+	while (len > 0) {
+		uint64_t k = in->pos / STREAM_IO_SIZE;
+		size_t at = (size_t)(in->pos % STREAM_IO_SIZE);
+		size_t n = STREAM_IO_SIZE - at < len ? STREAM_IO_SIZE - at : len;
+		int r = wait_piece(in, k);
 
-			if (n > STREAM_IO_SIZE)
-				n = STREAM_IO_SIZE;
-			r = writer_read(in, in->cache_filled,
-					in->buf + in->cache_filled, n);
-			if (r < 0)
-				return r;
-			in->cache_filled += n;
-		}
-		*ret = in->buf + in->pos;
-		in->pos += len;
-		return 0;
-	}
-	if (len > in->buf_cap) {
-		/* A stored chunk may exceed the usual piece (up to the
-		 * chain's bound, which the frame was checked against). */
-		uint8_t *b = chain_alloc_buffer(len);
-
-		if (!b)
-			return -ENOMEM;
-		free(in->buf);
-		in->buf = b;
-		in->buf_cap = len;
-		in->buf_len = 0;
-	}
-	if (in->buf_len == 0 || in->pos < in->buf_start ||
-	    in->pos + len > in->buf_start + in->buf_len) {
-		uint64_t n = in->end - in->pos;
-
-		if (n > in->buf_cap)
-			n = in->buf_cap;
-		r = writer_read(in, in->pos, in->buf, n);
 		if (r < 0)
 			return r;
-		in->buf_start = in->pos;
-		in->buf_len = n;
+		memcpy(d, in->ring + (k % STREAM_READ_PIECES) * STREAM_IO_SIZE + at, n);
+		d += n;
+		len -= n;
+		in->pos += n;
+		if (in->pos % STREAM_IO_SIZE == 0)
+			release_pieces(in, k + 1);
 	}
-	*ret = in->buf + (in->pos - in->buf_start);
-	in->pos += len;
 	return 0;
 }
 
@@ -337,11 +407,11 @@ read_frame(const struct chain *c, struct stream_in *in,
 {
 	uint32_t max_raw = h->chunk_pages * h->page_size;
 	uint64_t at = in->pos;
-	const uint8_t *p;
+	uint8_t p[CHUNK_FRAME_SIZE];
 	char err[160];
 	int r;
 
-	r = stream_in_get(in, CHUNK_FRAME_SIZE, &p);
+	r = stream_in_copy(in, p, sizeof(p));
 	if (r < 0)
 		return refuse(r, "the frame", seq, at);
 	r = chunk_frame_parse(p, max_raw, (uint32_t)c->bound[c->n_filters],
@@ -375,20 +445,20 @@ submit_chunk(const struct chain *c, struct pool *pool, struct stream_in *in,
 	uint64_t at = in->pos;
 	struct chunk_frame f;
 	struct pool_slot *slot;
-	const uint8_t *p;
 	int r;
 
 	r = read_frame(c, in, h, seq, want_pages, &f);
 	if (r < 0)
 		return r;
-	r = stream_in_get(in, f.stored_len, &p);
+	/* Straight into the slot: the frame bounds stored_len by the
+	 * chain's largest buffer. */
+	slot = pool_next(pool);
+	r = stream_in_copy(in, slot->in, f.stored_len);
 	if (r < 0)
 		return refuse(r, "the data", seq, at);
-	if (crc32c(0, p, f.stored_len) != f.stored_crc)
+	if (crc32c(0, slot->in, f.stored_len) != f.stored_crc)
 		return refuse(-EBADMSG, "stored data does not match its CRC32C (corrupt)",
 			      seq, at);
-	slot = pool_next(pool);
-	memcpy(slot->in, p, f.stored_len);
 	slot->in_len = f.stored_len;
 	slot->info.sequence = seq;
 	slot->info.flags = f.flags & CHUNK_FLAG_LAST;
@@ -397,10 +467,10 @@ submit_chunk(const struct chain *c, struct pool *pool, struct stream_in *in,
 	return 0;
 }
 
-int
-stream_decode_all(const struct chain *c, struct pool *pool,
-		  struct stream_in *in, const struct image_header *h,
-		  stream_page_sink sink, void *ctx)
+/* Every chunk, in order, through the pool to the sink. */
+static int
+decode_chunks(const struct chain *c, struct pool *pool, struct stream_in *in,
+	      const struct image_header *h, stream_page_sink sink, void *ctx)
 {
 	uint64_t seq, pages_left = h->page_count;
 	int r;
@@ -431,4 +501,18 @@ stream_decode_all(const struct chain *c, struct pool *pool,
 		return -EBADMSG;
 	}
 	return 0;
+}
+
+int
+stream_decode_all(const struct chain *c, struct pool *pool,
+		  struct stream_in *in, const struct image_header *h,
+		  stream_page_sink sink, void *ctx)
+{
+	int r = stream_in_start(in);
+
+	if (r < 0)
+		return r;
+	r = decode_chunks(c, pool, in, h, sink, ctx);
+	stream_in_stop(in);
+	return r;
 }

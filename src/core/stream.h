@@ -3,12 +3,13 @@
  * The image's data stream, read straight through in both directions.
  * Hibernation (stream_encode_all): snapshot pages -> chunks -> the chain on
  * the pool -> frames -> one write buffer -> the writer.  Resume
- * (stream_decode_all): the writer -> frames checked -> the chain on the
- * pool -> pages, in order.
+ * (stream_decode_all), in one pass: the writer, read ahead by a thread ->
+ * frames checked -> the chain on the pool -> pages, in order.
  */
 #ifndef TORPOR_STREAM_H
 #define TORPOR_STREAM_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -79,36 +80,50 @@ int stream_encode_all(const struct chain *c, struct pool *pool,
 		      struct stream_out *out, const struct image_header *h,
 		      stream_page_source source, void *ctx);
 
+/* Read-ahead of the resume side: pieces of STREAM_IO_SIZE the reader
+ * thread may have read before the chain gets to them.  Resume memory is
+ * this and the pool, whatever the image's size. */
+#define STREAM_READ_PIECES 4
+
 struct stream_in {
 	const struct plugin_entry *writer;
 	uint64_t end;		/* stored bytes in the stream */
 	uint64_t pos;		/* next byte to hand out */
-	/* Either the whole stream (cache, filled while reading the first
-	 * time and reused after rewind) or a window of STREAM_IO_SIZE. */
-	uint8_t *buf;
-	size_t buf_cap;		/* window: grows to the largest piece asked */
-	uint64_t buf_start;
-	size_t buf_len;
-	bool cached;
-	uint64_t cache_filled;
-	uint64_t bytes_read;	/* from the writer */
+	/* STREAM_READ_PIECES pieces: piece k of the stream (bytes from
+	 * k * STREAM_IO_SIZE) sits in ring piece k % STREAM_READ_PIECES. */
+	uint8_t *ring;
+	uint64_t ready;		/* pieces the consumer knows are read */
+	/* Shared with the reader thread, under lock: */
+	pthread_mutex_t lock;
+	pthread_cond_t more;	/* a piece was read (or the read failed) */
+	pthread_cond_t room;	/* a piece was consumed (or stop) */
+	uint64_t read_pieces;	/* pieces read so far */
+	uint64_t freed_pieces;	/* pieces the consumer is done with */
+	int read_err;		/* the writer's read() failed */
+	bool stop;
+	bool running, locks;
+	pthread_t reader;
+	uint64_t bytes_read;	/* from the writer (final once stopped) */
 	struct stream_report report;
 };
 
-/* Keep the whole stream in memory when it is no larger than cache_limit. */
+/* Allocate and touch the read-ahead ring: before the freeze.  No thread
+ * yet: stream_decode_all() runs the reader for as long as it reads. */
 int stream_in_init(struct stream_in *in, const struct plugin_entry *writer,
-		   uint64_t stored_bytes, uint64_t cache_limit);
-void stream_in_rewind(struct stream_in *in);
+		   uint64_t stored_bytes);
 void stream_in_free(struct stream_in *in);
 
 /* Called with the pages of each decoded chunk, in order. */
 typedef int (*stream_page_sink)(void *ctx, const uint8_t *pages, size_t len);
 
 /*
- * Read every chunk of the image described by h, check its frame (sequence,
- * flags, lengths, CRC of the stored bytes), decode it through the chain and
- * hand the pages to sink (may be NULL), in order.  The pool (a decoding
- * one, started) runs the chain; this thread reads and checks frames.  Every
+ * Read every chunk of the image described by h once, check its frame
+ * (sequence, flags, lengths, CRC of the stored bytes), decode it through
+ * the chain and hand the pages to sink (may be NULL), in order.  A reader
+ * thread (started here, stopped before returning: the writer is the
+ * caller's again) reads ahead; the pool (a decoding one, started) runs the
+ * chain; this thread checks frames and feeds the sink.  A sink may have
+ * been given pages of earlier chunks when a later one is refused.  Every
  * refusal is logged once saying what and where (chunk number, and the
  * stream offset for what this thread checks) and returns -EBADMSG; a
  * sink's error is returned as it is.

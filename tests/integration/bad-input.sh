@@ -3,26 +3,45 @@
 # One bad input per run: the image (or configuration) is damaged in one
 # precise way, and torpor verify and torpor-resume must refuse it with a
 # message saying what and where, exit 2 (refused) or 1 (configuration),
-# hand no page to the snapshot device, and leave the image file as it was.
+# restore nothing, and leave the image file as it was.  Resume reads the
+# image once: a chunk refused half-way may come after pages were handed to
+# the snapshot device, which drops them when it is closed without a restore.
 # Usage: bad-input.sh CASE
 . "$(dirname "$0")/lib.sh"
 case_name="$1"
 
-# A small image through checksum + lzo, 200 pages in 7 chunks.
-write_config "sim:$((200 * 4096)):5" "checksum lzo"
+# A small image through checksum + lzo, 200 pages in 7 chunks; for the
+# chunks refused half-way and at the end, 4000 pages in 125 chunks, so
+# that the pool is full and pages were handed before the refusal.
+pages=200
+case "$case_name" in chunk-middle|chunk-last) pages=4000 ;; esac
+write_config "sim:$((pages * 4096)):5" "checksum lzo"
 t_run hib torpor hibernate --direct
 expect_rc 0 "hibernate"
 
 damage_offset() { "$IMAGE_TOOL" offset "$IMAGE" "$@"; }
 
 want=2
+# What torpor-resume says became of the pages: before the device was
+# opened, at any time while streaming, after pages were handed.
+before_device="nothing was handed to the snapshot device"
+streaming="nothing was (handed to the snapshot device|restored)"
+handed="nothing was restored \(the [1-9][0-9]* pages? handed to the snapshot device (is|are) dropped"
+pages_said=$before_device
 case "$case_name" in
+chunk-middle|chunk-last)
+	n=62; [ "$case_name" = chunk-last ] && n=124
+	"$IMAGE_TOOL" flip "$IMAGE" $(( $(damage_offset data $n) + 17 ))
+	what="chunk $n at stream offset [0-9]+: .*(CRC32C|corrupt)"
+	pages_said=$handed ;;
 chunk-data)
 	"$IMAGE_TOOL" flip "$IMAGE" $(( $(damage_offset data 3) + 17 ))
-	what="chunk 3 .*(CRC32C|corrupt)" ;;
+	what="chunk 3 .*(CRC32C|corrupt)"
+	pages_said=$streaming ;;
 chunk-frame)
 	"$IMAGE_TOOL" flip "$IMAGE" $(( $(damage_offset frame 2) + 9 ))
-	what="chunk 2 at stream offset [0-9]+: .*frame" ;;
+	what="chunk 2 at stream offset [0-9]+: .*frame"
+	pages_said=$streaming ;;
 header)
 	"$IMAGE_TOOL" flip "$IMAGE" $(( $(damage_offset header) + 100 ))
 	what="header: .*(checksum|CRC)" ;;
@@ -34,7 +53,8 @@ truncated)
 	what="(truncated|cannot read its header)" ;;
 out-of-order)
 	"$IMAGE_TOOL" swap "$IMAGE" 1 2
-	what="chunk 1 at stream offset [0-9]+: out of order: the frame says chunk 2" ;;
+	what="chunk 1 at stream offset [0-9]+: out of order: the frame says chunk 2"
+	pages_said=$streaming ;;
 foreign-kernel)
 	export TORPOR_SIM_KERNEL_RELEASE="9.9.9-not-this-one"
 	what="written by kernel .*, this is kernel 9.9.9-not-this-one" ;;
@@ -75,7 +95,9 @@ if [ "$want" = 0 ]; then
 else
 	expect_err "$what" "torpor-resume"
 	grep -q "pages restored" "$OUT" && fail "torpor-resume restored pages of a refused image"
-	[ "$want" = 2 ] && expect_err "nothing was handed to the snapshot device" "torpor-resume"
+	# The summary line is for a resume that reached the restore.
+	grep -q "^resume: " "$OUT" && fail "torpor-resume printed a summary for a refused image"
+	[ "$want" = 2 ] && expect_err "image refused: $pages_said" "torpor-resume"
 fi
 after=$(sha256sum "$IMAGE" | cut -d' ' -f1)
 [ "$before" = "$after" ] || fail "the image changed on disk"

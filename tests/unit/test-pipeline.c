@@ -553,32 +553,47 @@ START_TEST(test_image_is_never_restored)
 }
 END_TEST
 
+/* The stream offset of chunk n's frame in the writer's image. */
+static uint64_t
+frame_offset(uint64_t n)
+{
+	uint64_t off = 0, i;
+	struct chunk_frame f;
+	char err[160];
+
+	for (i = 0; i < n; i++) {
+		ck_assert_uint_lt(off + CHUNK_FRAME_SIZE, mw.len);
+		ck_assert_int_eq(chunk_frame_parse(mw.stream + off, 1u << 30,
+						   1u << 30, &f, err, sizeof(err)), 0);
+		off += CHUNK_FRAME_SIZE + f.stored_len;
+	}
+	return off;
+}
+
+/* Break the filter's trailer of chunk n, with its frame CRC recomputed
+ * so that the chain (on a worker) is what refuses it. */
+static void
+break_trailer(uint64_t n)
+{
+	uint64_t off = frame_offset(n);
+	struct chunk_frame f;
+	char err[160];
+
+	ck_assert_int_eq(chunk_frame_parse(mw.stream + off, 1u << 30,
+					   1u << 30, &f, err, sizeof(err)), 0);
+	mw.stream[off + CHUNK_FRAME_SIZE + f.stored_len - 1] ^= 0xff;
+	f.stored_crc = crc32c(0, mw.stream + off + CHUNK_FRAME_SIZE,
+			      f.stored_len);
+	chunk_frame_encode(&f, mw.stream + off);
+}
+
 START_TEST(corrupt_chunk_refused_with_work_in_flight)
 {
 	enum resume_refusal why;
-	size_t i;
 
 	ck_assert_int_eq(hibernate(400, 4, false), 0);
-	/* Break the filter's trailer of the last chunk (its frame CRC is
-	 * recomputed below so that the chain is what refuses it). */
-	ck_assert_uint_gt(mw.len, 0);
-	{
-		uint64_t off = 0;
-		struct chunk_frame f;
-		char err[160];
-
-		for (i = 0; i < 400 / 32; i++) {
-			ck_assert_int_eq(chunk_frame_parse(mw.stream + off, 1u << 30,
-						     1u << 30, &f, err, sizeof(err)), 0);
-			off += CHUNK_FRAME_SIZE + f.stored_len;
-		}
-		ck_assert_int_eq(chunk_frame_parse(mw.stream + off, 1u << 30,
-						   1u << 30, &f, err, sizeof(err)), 0);
-		mw.stream[off + CHUNK_FRAME_SIZE + f.stored_len - 1] ^= 0xff;
-		f.stored_crc = crc32c(0, mw.stream + off + CHUNK_FRAME_SIZE,
-				      f.stored_len);
-		chunk_frame_encode(&f, mw.stream + off);
-	}
+	/* The last chunk. */
+	break_trailer(400 / 32);
 	ck_assert_int_eq(resume(400, 4, RESUME_VERIFY, &why), EXIT_REFUSED);
 	ck_assert_int_eq(resume(400, 4, RESUME_RESTORE, &why), EXIT_REFUSED);
 	ck_assert_int_eq(why, REFUSAL_CORRUPT);
@@ -586,6 +601,103 @@ START_TEST(corrupt_chunk_refused_with_work_in_flight)
 	ck_assert_int_eq(mw.invalidates, 0);
 	ck_assert_int_eq(mw.refusals, 1);
 	ck_assert_int_eq(tx_live, 0);
+}
+END_TEST
+
+/* One pass: a clean image resumes with every page handed once, verified
+ * by the sim, and invalidated only then. */
+START_TEST(one_pass_restores_every_page_once)
+{
+	unsigned threads = (unsigned)_i;
+
+	ck_assert_int_eq(hibernate(2000, threads, false), 0);
+	ck_assert_int_eq(resume(2000, threads, RESUME_RESTORE, NULL), 0);
+	ck_assert(last_resume.restored);
+	ck_assert_uint_eq(last_resume.pages_handed, 2000);
+	ck_assert_int_eq(mw.invalidates, 1);
+	ck_assert(!mw.signed_);
+	ck_assert_int_eq(progress.calls, (2000 + 31) / 32);
+	ck_assert_int_eq(tx_live, 0);
+}
+END_TEST
+
+/*
+ * A chunk refused half-way through the one pass, with pages of earlier
+ * chunks already handed to the sim: refused as corrupt, nothing restored,
+ * the image neither invalidated nor changed, the writer told through
+ * refused().  _i: 0 the data of a middle chunk (its CRC, this thread),
+ * 1 a middle chunk's frame, 2 the last chunk's filter trailer (the chain,
+ * on a worker), 3 the last chunk's data.
+ */
+START_TEST(one_pass_refuses_a_corrupt_chunk_half_way)
+{
+	const uint64_t pages = 2000, chunks = (pages + 31) / 32;
+	uint64_t n = _i < 2 ? chunks / 2 : chunks - 1, off;
+	enum resume_refusal why;
+	uint8_t *before;
+	size_t len;
+
+	ck_assert_int_eq(hibernate(pages, 2, false), 0);
+	off = frame_offset(n);
+	switch (_i) {
+	case 0:
+		mw.stream[off + CHUNK_FRAME_SIZE + 3] ^= 0x10;
+		break;
+	case 1:
+		mw.stream[off + 9] ^= 0x10;
+		break;
+	case 2:
+		break_trailer(n);
+		break;
+	default:
+		mw.stream[mw.len - 2] ^= 0x01;
+		break;
+	}
+	len = mw.len;
+	before = malloc(len);
+	ck_assert_ptr_nonnull(before);
+	memcpy(before, mw.stream, len);
+
+	ck_assert_int_eq(resume(pages, 2, RESUME_RESTORE, &why), EXIT_REFUSED);
+	ck_assert_int_eq(why, REFUSAL_CORRUPT);
+	ck_assert(!last_resume.restored);
+	/* One pass: pages went to the device before the refusal... */
+	ck_assert_uint_gt(last_resume.pages_handed, 0);
+	ck_assert_uint_le(last_resume.pages_handed, n * 32);
+	/* ...and the image is as it was, never invalidated. */
+	ck_assert(mw.signed_);
+	ck_assert_int_eq(mw.invalidates, 0);
+	ck_assert_int_eq(mw.refusals, 1);
+	ck_assert(!resume_left_resumable_image(&last_resume, EXIT_REFUSED));
+	ck_assert_uint_eq(mw.len, len);
+	ck_assert_mem_eq(mw.stream, before, len);
+	ck_assert_int_eq(tx_live, 0);
+	/* Verify refuses it too, and changes nothing either. */
+	ck_assert_int_eq(resume(pages, 2, RESUME_VERIFY, &why), EXIT_REFUSED);
+	ck_assert_int_eq(mw.refusals, 1);
+	ck_assert_int_eq(mw.invalidates, 0);
+	ck_assert_uint_eq(last_resume.pages_handed, 0);
+	free(before);
+}
+END_TEST
+
+/* The sim tells pages handed from pages restored. */
+START_TEST(sim_drops_pages_closed_without_restore)
+{
+	ck_assert_int_eq(hibernate(200, 2, false), 0);
+	mw.fail_read = 0;
+	/* Invalidation fails after every page was handed: no restore. */
+	mw.fail_invalidate = true;
+	ck_assert_int_lt(resume(200, 2, RESUME_RESTORE, NULL), 0);
+	ck_assert_uint_eq(last_resume.pages_handed, 200);
+	ck_assert(!last_resume.restored);
+	ck_assert(last_resume.image_left);
+	ck_assert(resume_left_resumable_image(&last_resume, -EIO));
+	ck_assert_int_eq(mw.refusals, 0);
+	/* The image is still good: it resumes once invalidation works. */
+	mw.fail_invalidate = false;
+	ck_assert_int_eq(resume(200, 2, RESUME_RESTORE, NULL), 0);
+	ck_assert(last_resume.restored);
 }
 END_TEST
 
@@ -656,9 +768,10 @@ START_TEST(progress_reaches_every_chunk)
 	ck_assert_uint_eq(progress.raw, 100 * 4096);
 	ck_assert_uint_eq(progress.stored, mw.len);
 
-	/* Restoring: the check pass and the restore pass. */
+	/* Restoring: one pass. */
 	ck_assert_int_eq(resume(100, 2, RESUME_RESTORE, NULL), 0);
-	ck_assert_int_eq(progress.calls, 2 * (int)chunks);
+	ck_assert_int_eq(progress.calls, (int)chunks);
+	ck_assert_int_eq(progress.disorder, 0);
 	ck_assert_uint_eq(progress.last_done, chunks);
 	ck_assert_uint_eq(progress.raw, 100 * 4096);
 }
@@ -794,6 +907,9 @@ pipeline_suite(void)
 	tcase_add_test(tc, test_image_is_never_restored);
 	tcase_add_test(tc, corrupt_chunk_refused_with_work_in_flight);
 	tcase_add_test(tc, error_before_invalidation_leaves_image_resumable);
+	tcase_add_loop_test(tc, one_pass_restores_every_page_once, 0, 3);
+	tcase_add_loop_test(tc, one_pass_refuses_a_corrupt_chunk_half_way, 0, 4);
+	tcase_add_test(tc, sim_drops_pages_closed_without_restore);
 	tcase_add_loop_test(tc, writer_gets_aligned_whole_units, 0, 3);
 	tcase_add_test(tc, progress_reaches_every_chunk);
 	tcase_add_test(tc, expected_stream_multiplies_ratios);

@@ -531,7 +531,10 @@ START_TEST(test_round_trip)
 		ck_assert_uint_eq(s->pages_written, n);
 		ck_assert_uint_eq(s->pages_verified, n);
 		ck_assert_int_eq(sim_first_mismatch(s, NULL), 0);
+		/* handed back is not restored */
+		ck_assert(!s->restored);
 		ck_assert_int_eq(s->ops->atomic_restore(s), 0);
+		ck_assert(s->restored);
 		ck_assert_int_eq(s->ops->read_page(s, img), -EBADF);
 		ck_assert_int_eq(s->ops->unfreeze(s), 0);
 		snapshot_close(s);
@@ -595,6 +598,7 @@ START_TEST(test_incomplete)
 	ck_assert_msg(strstr(err, "524 of 1024 pages missing"), "%s", err);
 	free(err);
 	ck_assert_uint_eq(s->pages_verified, 500);
+	ck_assert(!s->restored);
 	snapshot_close(s);
 
 	/* nothing at all */
