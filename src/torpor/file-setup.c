@@ -196,6 +196,61 @@ choose_file(const struct file_setup_args *a, const struct torpor_config *cfg,
 	return 0;
 }
 
+/* An image file that is already there: root's, mode 0600, not an
+ * active swap file.  Anything else is refused untouched: a user who
+ * created it, or could read it, may keep it open. */
+static int
+check_existing(int fd, const char *path)
+{
+	char why[512];
+	struct stat st;
+	int r;
+
+	if (fstat(fd, &st) < 0)
+		return log_error_errno(-errno, "file-setup: cannot stat %s: %m", path);
+	r = bd_check_private(&st, why, sizeof(why));
+	if (r < 0) {
+		log_error("file-setup: refusing %s: it %s; remove it (rm %s) and run 'torpor file-setup' again to create a new one",
+			  path, why, path);
+		return r;
+	}
+	if (bd_in_use(&st, why, sizeof(why)) > 0) {
+		log_error("file-setup: refusing %s: it %s", path, why);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* The image file: created here (O_EXCL, mode 0600, never through a
+ * symbolic link), or one that passes check_existing().  Its fd, or
+ * -errno (logged). */
+static int
+open_image_file(const char *path)
+{
+	int fd, r;
+
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0 || errno != EEXIST) {
+		if (fd < 0)
+			return log_error_errno(-errno, "file-setup: cannot create %s: %m", path);
+		return fd;
+	}
+	/* O_NONBLOCK: a FIFO put there must not hang us. */
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ELOOP) {
+		log_error("file-setup: refusing %s: it is a symbolic link; name the file itself", path);
+		return -ELOOP;
+	}
+	if (fd < 0)
+		return log_error_errno(-errno, "file-setup: cannot open %s: %m", path);
+	r = check_existing(fd, path);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 /* Create, allocate and write through the file; its fd, or -errno
  * (logged). */
 static int
@@ -208,13 +263,10 @@ allocate_file(const char *path, uint64_t size)
 	r = make_parent(path);
 	if (r < 0)
 		return log_error_errno(r, "file-setup: cannot create the directory of %s: %m", path);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	fd = open_image_file(path);
 	if (fd < 0)
-		return log_error_errno(-errno, "file-setup: cannot open %s: %m", path);
-	/* The file will hold a copy of memory. */
-	if (fchmod(fd, 0600) < 0)
-		r = log_error_errno(-errno, "file-setup: cannot make %s private: %m", path);
-	else if ((r = bd_check_fs(fd, why, sizeof(why))) < 0)
+		return fd;
+	if ((r = bd_check_fs(fd, why, sizeof(why))) < 0)
 		log_error("file-setup: %s %s", path, why);
 	else if (fstat(fd, &st) < 0)
 		r = log_error_errno(-errno, "file-setup: cannot stat %s: %m", path);
