@@ -17,7 +17,10 @@
  * not use the area, so the area must not be active (swapoff).
  *
  * A swap file is written through the block device under it, at the
- * physical offsets FIEMAP gives, so nothing of its filesystem changes.
+ * physical offsets FIEMAP gives, so nothing of its filesystem changes; it
+ * must be root's with mode 0600.  A swap partition is opened exclusively
+ * (refused while mounted or held) unless it is active, where the kernel
+ * allocates (kernel source) or the writer refuses it (sim source).
  */
 #include <errno.h>
 #include <fcntl.h>

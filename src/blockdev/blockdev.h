@@ -349,4 +349,7 @@ void bd_drop_file_cache(const char *path);
 
 uint64_t bd_round_up(uint64_t v, uint64_t to);
 
+/* The first size - 1 bytes of a small file (sysfs), NUL-terminated. */
+int bd_read_text(const char *path, char *buf, size_t size);
+
 #endif

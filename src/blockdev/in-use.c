@@ -38,23 +38,6 @@ struct dev_set {
 	size_t n;
 };
 
-static int
-read_small(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
 /* The partitions of the disk in sysfs directory dir: its subdirectories
  * that have a "partition" file. */
 static void
@@ -77,7 +60,7 @@ add_partitions(const char *dir, struct dev_set *s)
 			continue;
 		if ((size_t)snprintf(p, sizeof(p), "%s/%s/dev", dir,
 				     de->d_name) >= sizeof(p) ||
-		    read_small(p, text, sizeof(text)) < 0 ||
+		    bd_read_text(p, text, sizeof(text)) < 0 ||
 		    sscanf(text, "%u:%u", &ma, &mi) != 2)
 			continue;
 		s->dev[s->n] = makedev(ma, mi);

@@ -11,6 +11,11 @@
  * -- a metadata write -- the first time it is written through the file).
  * This command allocates the file, writes it through once, syncs it, and
  * checks the result with the same rules the writer applies.
+ *
+ * The file will hold a copy of memory: it is created with O_EXCL and
+ * O_NOFOLLOW, mode 0600, and an existing one is used only when it is
+ * root's and private (no group/other bits); a file another user created
+ * or could read is refused untouched (they may hold it open).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +48,8 @@ file_setup_usage(FILE *f)
 		"Usage: torpor file-setup [--config FILE] [--path PATH] [--size SIZE]\n\n"
 		"Create the image file of the file writer: allocate it, write it once\n"
 		"in full so that no extent is left unwritten, sync it, and print the\n"
-		"kernel command line words that locate it.  PATH and SIZE default to\n"
+		"kernel command line words that locate it.  The file is created with\n"
+		"mode 0600; an existing one must be root's and 0600.  PATH and SIZE default to\n"
 		"[file] path= and size= of the configuration (path: %s).\n\n"
 		"Options:\n"
 		"  -c, --config FILE   configuration file (default %s)\n"
