@@ -72,33 +72,59 @@ reset_location(void)
 	sig_phys = 0;
 }
 
+/* The image file holds a copy of memory: private (root's, mode 0600),
+ * not an active swap file, on a filesystem whose block map stays put, big
+ * enough.  0, or -errno with the reason in why. */
+static int
+check_file(int fd, const char *p, struct stat *st, char *why, size_t size)
+{
+	char reason[384];
+	int r;
+
+	if (fstat(fd, st) < 0)
+		return -errno;
+	r = bd_check_private(st, reason, sizeof(reason));
+	if (r < 0) {
+		snprintf(why, size, "%s; remove it and run 'torpor file-setup' to create it again (chmod and chown do not shut out a user who already has it open)",
+			 reason);
+		return r;
+	}
+	r = bd_in_use(st, reason, sizeof(reason));
+	if (r > 0) {
+		snprintf(why, size, "%s: swapoff %s, or choose another file", reason, p);
+		return -EBUSY;
+	}
+	r = bd_check_fs(fd, why, size);
+	if (r == 0 && (uint64_t)st->st_size < 2ull * BD_BLOCK) {
+		snprintf(why, size, "is %lld bytes: too small to hold an image; run 'torpor file-setup'",
+			 (long long)st->st_size);
+		r = -ENOSPC;
+	}
+	return r;
+}
+
 /* Map the file at p: dev_path, sig_phys, space.  Logs why not. */
 static int
 locate(const char *p)
 {
-	char why[512];
+	char why[1024];
 	struct stat st;
 	int fd, r;
 
 	snprintf(path, sizeof(path), "%s", p);
-	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		r = -errno;
 		if (errno == ENOENT)
 			LOG(TORPOR_LOG_ERR, "image file %s does not exist: run 'torpor file-setup' to create it",
 			    p);
+		else if (errno == ELOOP)
+			LOG(TORPOR_LOG_ERR, "image file %s is a symbolic link: name the file itself", p);
 		else
 			LOG(TORPOR_LOG_ERR, "cannot open image file %s: %s", p, strerror(errno));
 		return r;
 	}
-	r = bd_check_fs(fd, why, sizeof(why));
-	if (r == 0 && fstat(fd, &st) < 0)
-		r = -errno;
-	if (r == 0 && (uint64_t)st.st_size < 2ull * BD_BLOCK) {
-		snprintf(why, sizeof(why), "is %lld bytes: too small to hold an image; run 'torpor file-setup'",
-			 (long long)st.st_size);
-		r = -ENOSPC;
-	}
+	r = check_file(fd, p, &st, why, sizeof(why));
 	if (r == 0)
 		r = bd_file_map(fd, (uint64_t)st.st_size / BD_BLOCK * BD_BLOCK,
 				&space, why, sizeof(why));
@@ -166,7 +192,8 @@ open_dev(bool writable)
 
 	if (!dev_path[0])
 		return -ENODEV;
-	r = bd_reopen(&dev, dev_path, writable);
+	/* The device under a mounted filesystem: shared, never exclusive. */
+	r = bd_reopen(&dev, dev_path, writable ? BD_SHARED : BD_RDONLY, NULL, 0);
 	if (r < 0)
 		LOG(TORPOR_LOG_ERR, "cannot open %s (under %s): %s", dev_path,
 		    path[0] ? path : "the image file", strerror(-r));

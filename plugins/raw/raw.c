@@ -7,6 +7,13 @@
  * the data stream starts at RAW_STREAM_OFFSET, and the image header follows
  * the stream at the next block boundary.  Writes go through O_DIRECT where
  * the device allows it, in the core's large pieces.
+ *
+ * The device is opened for writing with O_EXCL and refused while it is
+ * mounted, held by another device (device-mapper, md) or an active swap
+ * area: the writer overwrites it from block 0 on.  A regular file (the
+ * tests and the demo) holds a copy of memory and must be private: owned
+ * by the user torpor runs as, mode 0600 (no group or other bits); the
+ * writer never creates one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -94,23 +101,64 @@ raw_cleanup(int finishing_cycle)
 	raw_close();
 }
 
+/* Open device: for writing exclusively (O_EXCL), refusing a device that
+ * is mounted, held or an active swap area.  fd, or -errno (logged). */
+static int
+open_device(bool for_writing)
+{
+	int flags = for_writing ? O_RDWR : O_RDONLY;
+	char why[512] = "";
+	int f;
+
+	if (!for_writing) {
+		f = open(device, flags | O_CLOEXEC);
+		direct = false;
+	} else {
+		f = bd_open_excl(device, flags | O_DIRECT, why, sizeof(why));
+		direct = f >= 0;
+		if (f == -EINVAL)	/* tmpfs: no O_DIRECT */
+			f = bd_open_excl(device, flags, why, sizeof(why));
+	}
+	if (f == -EBUSY) {
+		host->log(TORPOR_LOG_ERR, "raw",
+			  "refusing %s: it %s; the raw writer overwrites the whole device, so it must be one nobody uses",
+			  device, why);
+		return f;
+	}
+	if (f < 0 && !for_writing)
+		f = -errno;
+	if (f < 0)
+		host->log(TORPOR_LOG_ERR, "raw", "cannot open %s: %s", device,
+			  strerror(-f));
+	return f;
+}
+
+/* A regular file holds a copy of memory: it must be private. */
+static int
+check_regular(const struct stat *st)
+{
+	char why[512];
+	int r = bd_check_private(st, why, sizeof(why));
+
+	if (r < 0)
+		host->log(TORPOR_LOG_ERR, "raw",
+			  "refusing image file %s: it %s; remove it and create it again as %s with mode 0600 (umask 077)",
+			  device, why, geteuid() == 0 ? "root" : "this user");
+	return r;
+}
+
 static int
 raw_open(bool for_writing)
 {
 	struct stat st;
-	int flags = (for_writing ? O_RDWR : O_RDONLY) | O_CLOEXEC;
+	int r;
 
 	if (fd >= 0)
 		return 0;
-	fd = open(device, flags | (for_writing ? O_DIRECT : 0));
-	direct = fd >= 0 && for_writing;
-	if (fd < 0 && errno == EINVAL && for_writing)
-		fd = open(device, flags);	/* tmpfs: no O_DIRECT */
+	fd = open_device(for_writing);
 	if (fd < 0) {
-		int r = -errno;
-
-		host->log(TORPOR_LOG_ERR, "raw", "cannot open %s: %s", device,
-			  strerror(errno));
+		r = fd;
+		fd = -1;
 		return r;
 	}
 	if (fstat(fd, &st) < 0)
@@ -121,6 +169,11 @@ raw_open(bool for_writing)
 			goto fail;
 	} else if (is_regular) {
 		device_size = (uint64_t)st.st_size;
+		r = check_regular(&st);
+		if (r < 0) {
+			raw_close();
+			return r;
+		}
 	} else {
 		host->log(TORPOR_LOG_ERR, "raw", "%s is neither a block device nor a regular file",
 			  device);
@@ -134,14 +187,11 @@ raw_open(bool for_writing)
 	}
 	return 0;
 fail:
-	{
-		int r = -errno;
-
-		host->log(TORPOR_LOG_ERR, "raw", "cannot size %s: %s", device,
-			  strerror(errno));
-		raw_close();
-		return r;
-	}
+	r = -errno;
+	host->log(TORPOR_LOG_ERR, "raw", "cannot size %s: %s", device,
+		  strerror(errno));
+	raw_close();
+	return r;
 }
 
 /* raw_open(), first closing an fd that does not suit: a read-only one for
@@ -218,7 +268,7 @@ raw_reserve(uint64_t expected)
 	uint64_t avail;
 	int r;
 
-	r = raw_open(true);
+	r = raw_reopen(true);
 	if (r < 0)
 		return r;
 	if (is_regular && host->snapshot_kind() == TORPOR_SNAPSHOT_KERNEL) {

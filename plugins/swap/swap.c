@@ -17,7 +17,10 @@
  * not use the area, so the area must not be active (swapoff).
  *
  * A swap file is written through the block device under it, at the
- * physical offsets FIEMAP gives, so nothing of its filesystem changes.
+ * physical offsets FIEMAP gives, so nothing of its filesystem changes; it
+ * must be root's with mode 0600.  A swap partition is opened exclusively
+ * (refused while mounted or held) unless it is active, where the kernel
+ * allocates (kernel source) or the writer refuses it (sim source).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -174,11 +177,33 @@ scan_proc_swaps(const struct stat *want, char *buf, size_t size)
 	return r;
 }
 
+/* A swap file holds a copy of memory once an image is in it: root's,
+ * mode 0600 (swapon itself warns about anything else), on a filesystem
+ * whose block map stays put.  st: the file, from fd. */
+static int
+check_swap_file(int fd, struct stat *st, char *why, size_t size)
+{
+	char reason[384];
+	int r;
+
+	if (fstat(fd, st) < 0) {
+		snprintf(why, size, "cannot be examined: %s", strerror(errno));
+		return -errno;
+	}
+	r = bd_check_private(st, reason, sizeof(reason));
+	if (r < 0) {
+		snprintf(why, size, "%s; as root: swapoff it if it is active, then chown root:root and chmod 0600 it (safer: a new swap file created 0600)",
+			 reason);
+		return r;
+	}
+	return bd_check_fs(fd, why, size);
+}
+
 /* Find where the swap area named by s lives: dev_path, hdr_phys, area. */
 static int
 locate(const char *s)
 {
-	char path[PATH_MAX], why[512];
+	char path[PATH_MAX], why[1024];
 	struct stat st;
 	int fd, r;
 
@@ -215,7 +240,7 @@ locate(const char *s)
 		LOG(TORPOR_LOG_ERR, "cannot open swap file %s: %s", path, strerror(errno));
 		return r;
 	}
-	r = bd_check_fs(fd, why, sizeof(why));
+	r = check_swap_file(fd, &st, why, sizeof(why));
 	if (r == 0)
 		r = bd_file_map(fd, (uint64_t)st.st_size / page * page, &area,
 				why, sizeof(why));
@@ -311,21 +336,45 @@ swap_cleanup(int finishing_cycle)
 	reset_area();
 }
 
+/*
+ * How to open the device for writing.  The device under a swap file is
+ * its filesystem's (mounted): shared.  An active swap partition is the
+ * kernel's: shared, and written only with the kernel snapshot source,
+ * where the kernel allocates the pages (SNAPSHOT_ALLOC_SWAP_PAGE) and
+ * itself refuses writes to an active swap device other than the
+ * hibernation one (ETXTBSY).  Any other partition: exclusive, so a device
+ * that is mounted or held is refused.  At resume= a header not at byte 0
+ * is a swap file's.
+ */
+static enum bd_mode
+write_mode(void)
+{
+	struct stat st;
+
+	if (file_path[0] || hdr_phys != 0)
+		return BD_SHARED;
+	if (stat(dev_path, &st) == 0 && scan_proc_swaps(&st, NULL, 0) == 1)
+		return BD_SHARED;
+	return BD_EXCL;
+}
+
 static int
 open_dev(bool writable)
 {
+	char why[512] = "";
 	int r;
 
 	if (!dev_path[0])
 		return -ENODEV;
-	r = bd_reopen(&dev, dev_path, writable);
-	if (r < 0) {
-		if (r == -ENXIO || r == -ENOENT || r == -ENODEV || r == -ENOMEDIUM)
-			LOG(TORPOR_LOG_ERR, "swap area %s has disappeared: %s cannot be opened or is empty (%s)",
-			    spec, dev_path, strerror(-r));
-		else
-			LOG(TORPOR_LOG_ERR, "cannot open %s: %s", dev_path, strerror(-r));
-	}
+	r = bd_reopen(&dev, dev_path, writable ? write_mode() : BD_RDONLY,
+		      why, sizeof(why));
+	if (r == -EBUSY)
+		LOG(TORPOR_LOG_ERR, "refusing swap area %s: %s %s", spec, dev_path, why);
+	else if (r == -ENXIO || r == -ENOENT || r == -ENODEV || r == -ENOMEDIUM)
+		LOG(TORPOR_LOG_ERR, "swap area %s has disappeared: %s cannot be opened or is empty (%s)",
+		    spec, dev_path, strerror(-r));
+	else if (r < 0)
+		LOG(TORPOR_LOG_ERR, "cannot open %s: %s", dev_path, strerror(-r));
 	return r;
 }
 
@@ -494,6 +543,11 @@ open_area(struct stat *st)
 		    what, strerror(errno));
 		return r;
 	}
+	if (!kernel_mode && scan_proc_swaps(st, NULL, 0) == 1) {
+		LOG(TORPOR_LOG_ERR, "swap area %s is in use by the kernel: with the simulated snapshot source torpor cannot tell which of its pages are free; run swapoff %s first",
+		    spec, what);
+		return -EBUSY;
+	}
 	r = open_dev(true);
 	if (r < 0)
 		return r;
@@ -570,11 +624,7 @@ free_space(const struct stat *st, uint64_t *ret)
 	int r;
 
 	if (!kernel_mode) {
-		if (active) {
-			LOG(TORPOR_LOG_ERR, "swap area %s is in use by the kernel: with the simulated snapshot source torpor cannot tell which of its pages are free; run swapoff %s first",
-			    spec, file_path[0] ? file_path : dev_path);
-			return -EBUSY;
-		}
+		/* open_area() refused an active one. */
 		*ret = sim_free_bytes();
 		return 0;
 	}

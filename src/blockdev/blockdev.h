@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <torpor/plugin.h>
@@ -66,9 +67,17 @@ int bd_uuid_of(const char *path, char *buf, size_t size);
 
 /* ---- I/O ----------------------------------------------------------------- */
 
+/* How a device is opened: read-only; writable beside others (the device
+ * under a mounted filesystem that holds an image file or swap file, or an
+ * active swap area the kernel allocates from, whose writes the kernel
+ * itself guards); writable and exclusive (O_EXCL: refused while it is
+ * mounted, held or an active swap area, see bd_open_excl). */
+enum bd_mode { BD_RDONLY, BD_SHARED, BD_EXCL };
+
 struct bd_dev {
 	int fd;			/* O_DIRECT */
 	bool writable;
+	enum bd_mode mode;
 	uint64_t size;		/* bytes */
 	uint8_t *bounce;	/* BD_IO_MAX bytes, BD_BLOCK aligned */
 	char path[256];
@@ -76,15 +85,19 @@ struct bd_dev {
 
 void bd_init(struct bd_dev *d);
 
-/* Open a block device for O_DIRECT I/O (read-only unless writable).
- * -ENOTBLK when path is not a block device, -ENXIO when it has size 0 (a
- * detached loop device). */
-int bd_open(struct bd_dev *d, const char *path, bool writable);
+/* Open a block device for O_DIRECT I/O in mode.  -ENOTBLK when path is
+ * not a block device, -ENXIO when it has size 0 (a detached loop device),
+ * -EBUSY (BD_EXCL) when someone else uses it, with the reason in why
+ * (why may be NULL). */
+int bd_open(struct bd_dev *d, const char *path, enum bd_mode mode,
+	    char *why, size_t why_size);
 
 void bd_close(struct bd_dev *d);
 
-/* Keep d when it is open on path and writable enough, else (re)open it. */
-int bd_reopen(struct bd_dev *d, const char *path, bool writable);
+/* Keep d when it is open on path in mode or a stronger one, else
+ * (re)open it. */
+int bd_reopen(struct bd_dev *d, const char *path, enum bd_mode mode,
+	      char *why, size_t why_size);
 
 /* Read len bytes at any byte offset into any buffer. */
 int bd_read(struct bd_dev *d, uint64_t off, void *buf, size_t len);
@@ -266,6 +279,43 @@ int bd_file_map(int fd, uint64_t len, struct bd_map *ret, char *why,
  * with the reason in why. */
 int bd_check_fs(int fd, char *why, size_t why_size);
 
+/* ---- in use by someone else; private files ------------------------------ */
+
+/*
+ * Whether the block device or regular file st describes is someone
+ * else's: for a block device, when it or (a whole disk) one of its
+ * partitions is mounted, has holders (device-mapper, md: holders/ in
+ * sysfs) or is an active swap area; for a regular file, when it is an
+ * active swap file.  1 with the reason in why ("is mounted on /mnt",
+ * "partition loop0p1 is an active swap area", ...), 0 when not, -errno.
+ */
+int bd_in_use(const struct stat *st, char *why, size_t why_size);
+
+/* bd_in_use() reading other places than /sys, /proc/self/mountinfo and
+ * /proc/swaps (the tests). */
+struct bd_sys_paths {
+	const char *sys, *mountinfo, *swaps;
+};
+int bd_in_use_at(const struct bd_sys_paths *p, const struct stat *st,
+		 char *why, size_t why_size);
+
+/*
+ * open(path, flags | O_EXCL | O_CLOEXEC) for writing a device directly:
+ * an fd, or -EBUSY with the reason in why when the kernel refuses the
+ * exclusive open or bd_in_use() finds a user (mounted, held, active
+ * swap), or another -errno from open.  (Without O_CREAT, Linux ignores
+ * O_EXCL on anything but a block device.)
+ */
+int bd_open_excl(const char *path, int flags, char *why, size_t why_size);
+
+/*
+ * A file that holds a copy of memory (an image file, a swap file, the raw
+ * writer's file) must be a regular file owned by the user torpor runs as
+ * (root) without any permission for group or others: 0, else -EPERM (or
+ * -EINVAL: not a regular file) with the reason in why.
+ */
+int bd_check_private(const struct stat *st, char *why, size_t why_size);
+
 /* ---- what the swap and file writers share -------------------------------- */
 
 /* The unit of swap pages and of resume_offset=: the page size, at least
@@ -298,5 +348,8 @@ void bd_drop_file_cache(const char *path);
 /* ---- small helpers ------------------------------------------------------- */
 
 uint64_t bd_round_up(uint64_t v, uint64_t to);
+
+/* The first size - 1 bytes of a small file (sysfs), NUL-terminated. */
+int bd_read_text(const char *path, char *buf, size_t size);
 
 #endif

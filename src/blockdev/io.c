@@ -64,15 +64,26 @@ bd_init(struct bd_dev *d)
 }
 
 int
-bd_open(struct bd_dev *d, const char *path, bool writable)
+bd_open(struct bd_dev *d, const char *path, enum bd_mode mode, char *why,
+	size_t why_size)
 {
+	int flags = (mode == BD_RDONLY ? O_RDONLY : O_RDWR) | O_DIRECT;
+	char scratch[256];
 	struct stat st;
 	void *b = NULL;
 	int fd, r;
 
-	fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC);
+	if (!why) {
+		why = scratch;
+		why_size = sizeof(scratch);
+	}
+	why[0] = '\0';
+	if (mode == BD_EXCL)
+		fd = bd_open_excl(path, flags, why, why_size);
+	else
+		fd = open(path, flags | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return mode == BD_EXCL ? fd : -errno;
 	if (fstat(fd, &st) < 0) {
 		r = -errno;
 		goto fail;
@@ -95,7 +106,8 @@ bd_open(struct bd_dev *d, const char *path, bool writable)
 	}
 	d->fd = fd;
 	d->bounce = b;
-	d->writable = writable;
+	d->mode = mode;
+	d->writable = mode != BD_RDONLY;
 	snprintf(d->path, sizeof(d->path), "%s", path);
 	return 0;
 fail:
@@ -114,16 +126,17 @@ bd_close(struct bd_dev *d)
 	d->bounce = NULL;
 	d->size = 0;
 	d->writable = false;
+	d->mode = BD_RDONLY;
 }
 
 int
-bd_reopen(struct bd_dev *d, const char *path, bool writable)
+bd_reopen(struct bd_dev *d, const char *path, enum bd_mode mode, char *why,
+	  size_t why_size)
 {
-	if (d->fd >= 0 && strcmp(d->path, path) == 0 &&
-	    (d->writable || !writable))
+	if (d->fd >= 0 && strcmp(d->path, path) == 0 && d->mode >= mode)
 		return 0;
 	bd_close(d);
-	return bd_open(d, path, writable);
+	return bd_open(d, path, mode, why, why_size);
 }
 
 static bool

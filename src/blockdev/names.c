@@ -20,8 +20,8 @@
 
 #include "blockdev.h"
 
-static int
-read_text(const char *path, char *buf, size_t size)
+int
+bd_read_text(const char *path, char *buf, size_t size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
@@ -59,7 +59,7 @@ bd_devnode(dev_t dev, char *buf, size_t size)
 
 	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent",
 		 major(dev), minor(dev));
-	r = read_text(path, text, sizeof(text));
+	r = bd_read_text(path, text, sizeof(text));
 	if (r < 0)
 		return r == -ENOENT ? -ENODEV : r;
 	p = strstr(text, "DEVNAME=");
@@ -249,7 +249,7 @@ scan_block_devices(const char *tag, const char *value, char *buf,
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/sys/class/block/%s/dev", de->d_name);
-		if (read_text(path, text, sizeof(text)) < 0 ||
+		if (bd_read_text(path, text, sizeof(text)) < 0 ||
 		    sscanf(text, "%u:%u", &ma, &mi) != 2)
 			continue;
 		if (bd_devnode(makedev(ma, mi), node, sizeof(node)) < 0)
@@ -261,7 +261,7 @@ scan_block_devices(const char *tag, const char *value, char *buf,
 
 			snprintf(path, sizeof(path), "/sys/class/block/%s/partition",
 				 de->d_name);
-			if (read_text(path, text, sizeof(text)) < 0 ||
+			if (bd_read_text(path, text, sizeof(text)) < 0 ||
 			    sscanf(text, "%u", &partno) != 1)
 				continue;
 			snprintf(path, sizeof(path), "/sys/class/block/%s", de->d_name);

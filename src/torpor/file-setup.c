@@ -11,6 +11,11 @@
  * -- a metadata write -- the first time it is written through the file).
  * This command allocates the file, writes it through once, syncs it, and
  * checks the result with the same rules the writer applies.
+ *
+ * The file will hold a copy of memory: it is created with O_EXCL and
+ * O_NOFOLLOW, mode 0600, and an existing one is used only when it is
+ * root's and private (no group/other bits); a file another user created
+ * or could read is refused untouched (they may hold it open).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +48,8 @@ file_setup_usage(FILE *f)
 		"Usage: torpor file-setup [--config FILE] [--path PATH] [--size SIZE]\n\n"
 		"Create the image file of the file writer: allocate it, write it once\n"
 		"in full so that no extent is left unwritten, sync it, and print the\n"
-		"kernel command line words that locate it.  PATH and SIZE default to\n"
+		"kernel command line words that locate it.  The file is created with\n"
+		"mode 0600; an existing one must be root's and 0600.  PATH and SIZE default to\n"
 		"[file] path= and size= of the configuration (path: %s).\n\n"
 		"Options:\n"
 		"  -c, --config FILE   configuration file (default %s)\n"
@@ -196,6 +202,61 @@ choose_file(const struct file_setup_args *a, const struct torpor_config *cfg,
 	return 0;
 }
 
+/* An image file that is already there: root's, mode 0600, not an
+ * active swap file.  Anything else is refused untouched: a user who
+ * created it, or could read it, may keep it open. */
+static int
+check_existing(int fd, const char *path)
+{
+	char why[512];
+	struct stat st;
+	int r;
+
+	if (fstat(fd, &st) < 0)
+		return log_error_errno(-errno, "file-setup: cannot stat %s: %m", path);
+	r = bd_check_private(&st, why, sizeof(why));
+	if (r < 0) {
+		log_error("file-setup: refusing %s: it %s; remove it (rm %s) and run 'torpor file-setup' again to create a new one",
+			  path, why, path);
+		return r;
+	}
+	if (bd_in_use(&st, why, sizeof(why)) > 0) {
+		log_error("file-setup: refusing %s: it %s", path, why);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* The image file: created here (O_EXCL, mode 0600, never through a
+ * symbolic link), or one that passes check_existing().  Its fd, or
+ * -errno (logged). */
+static int
+open_image_file(const char *path)
+{
+	int fd, r;
+
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0 || errno != EEXIST) {
+		if (fd < 0)
+			return log_error_errno(-errno, "file-setup: cannot create %s: %m", path);
+		return fd;
+	}
+	/* O_NONBLOCK: a FIFO put there must not hang us. */
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ELOOP) {
+		log_error("file-setup: refusing %s: it is a symbolic link; name the file itself", path);
+		return -ELOOP;
+	}
+	if (fd < 0)
+		return log_error_errno(-errno, "file-setup: cannot open %s: %m", path);
+	r = check_existing(fd, path);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 /* Create, allocate and write through the file; its fd, or -errno
  * (logged). */
 static int
@@ -208,13 +269,10 @@ allocate_file(const char *path, uint64_t size)
 	r = make_parent(path);
 	if (r < 0)
 		return log_error_errno(r, "file-setup: cannot create the directory of %s: %m", path);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	fd = open_image_file(path);
 	if (fd < 0)
-		return log_error_errno(-errno, "file-setup: cannot open %s: %m", path);
-	/* The file will hold a copy of memory. */
-	if (fchmod(fd, 0600) < 0)
-		r = log_error_errno(-errno, "file-setup: cannot make %s private: %m", path);
-	else if ((r = bd_check_fs(fd, why, sizeof(why))) < 0)
+		return fd;
+	if ((r = bd_check_fs(fd, why, sizeof(why))) < 0)
 		log_error("file-setup: %s %s", path, why);
 	else if (fstat(fd, &st) < 0)
 		r = log_error_errno(-errno, "file-setup: cannot stat %s: %m", path);

@@ -49,7 +49,7 @@ truncated)
 	# The device ends in the middle of the stream: the header, which
 	# follows the stream, is gone too.
 	cut=$(damage_offset frame 5)
-	head -c "$cut" "$IMAGE" >"$WORK/cut" && mv "$WORK/cut" "$IMAGE"
+	truncate -s "$cut" "$IMAGE"
 	what="(truncated|cannot read its header)" ;;
 out-of-order)
 	"$IMAGE_TOOL" swap "$IMAGE" 1 2

@@ -32,7 +32,8 @@ write_config() {
 		echo "[raw]"
 		echo "device = $IMAGE"
 	} >"$CONF"
-	[ -e "$IMAGE" ] || : >"$IMAGE"
+	# The raw writer refuses an image file others could read.
+	[ -e "$IMAGE" ] || (umask 077 && : >"$IMAGE")
 }
 
 # t_run NAME CMD...: run, keep stdout/stderr, set $rc.

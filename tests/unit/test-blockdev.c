@@ -3,7 +3,9 @@
  * The block-device library (src/blockdev) through its API: run lists, the
  * writer blob and the index block (with corruption), the stream in whole
  * units, FIEMAP on a real file, naming devices and aligned I/O on a loop
- * device.
+ * device; whether a device is someone else's (a fake sysfs, mountinfo and
+ * swaps; then a real loop device held exclusively, active as swap and
+ * mounted) and whether a file is private.
  *
  * FIEMAP runs on a file in the build directory; a filesystem without
  * FIEMAP prints a SKIP line.  The loop device tests need root and losetup
@@ -364,6 +366,125 @@ START_TEST(check_fs_refuses_tmpfs)
 }
 END_TEST
 
+/* ---- in use by someone else; private files ------------------------------ */
+
+/* Write text to dir/rel, making the directories on the way. */
+static void
+put(const char *dir, const char *rel, const char *text)
+{
+	char path[4096], cmd[8400];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	ck_assert_int_eq(system(cmd), 0);
+	f = fopen(path, "we");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void
+fake_tree(char *dir, size_t size)
+{
+	snprintf(dir, size, "/tmp/test-blockdev-sys.%ld", (long)getpid());
+	put(dir, "sys/dev/block/7:100/size", "2048\n");
+	put(dir, "sys/dev/block/7:100/loop100p1/partition", "1\n");
+	put(dir, "sys/dev/block/7:100/loop100p1/dev", "259:5\n");
+	put(dir, "sys/dev/block/259:5/size", "1024\n");
+	put(dir, "mountinfo",
+	    "22 1 0:21 / /proc rw - proc proc rw\n"
+	    "23 1 8:1 / / rw - ext4 /dev/sda1 rw\n");
+	put(dir, "swaps", "Filename\tType\tSize\tUsed\tPriority\n");
+}
+
+static void
+rm_tree(const char *dir)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(in_use_fake_sysfs)
+{
+	char dir[256], sys[300], mi[300], sw[300], why[512], file[300], text[400];
+	struct bd_sys_paths p = { sys, mi, sw };
+	struct stat st = { .st_mode = S_IFBLK | 0660, .st_rdev = makedev(7, 100) };
+	struct stat fst;
+
+	fake_tree(dir, sizeof(dir));
+	snprintf(sys, sizeof(sys), "%s/sys", dir);
+	snprintf(mi, sizeof(mi), "%s/mountinfo", dir);
+	snprintf(sw, sizeof(sw), "%s/swaps", dir);
+	ck_assert_int_eq(bd_in_use_at(&p, &st, why, sizeof(why)), 0);
+
+	/* Mounted itself, with a blank in the mount point. */
+	put(dir, "mountinfo", "23 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+			      "40 23 7:100 / /mnt/a\\040b rw - ext4 /dev/loop100 rw\n");
+	ck_assert_int_eq(bd_in_use_at(&p, &st, why, sizeof(why)), 1);
+	ck_assert_str_eq(why, "is mounted on /mnt/a b");
+	/* A partition of it mounted. */
+	put(dir, "mountinfo", "41 23 259:5 / /srv rw - xfs /dev/loop100p1 rw\n");
+	ck_assert_int_eq(bd_in_use_at(&p, &st, why, sizeof(why)), 1);
+	ck_assert_str_eq(why, "partition loop100p1 is mounted on /srv");
+	put(dir, "mountinfo", "");
+
+	/* Held: device-mapper on top, of the disk or of a partition. */
+	put(dir, "sys/dev/block/7:100/holders/dm-3", "");
+	ck_assert_int_eq(bd_in_use_at(&p, &st, why, sizeof(why)), 1);
+	ck_assert_msg(strstr(why, "is held by dm-3"), "why: %s", why);
+	rm_tree(sys);
+	put(dir, "sys/dev/block/7:100/loop100p1/partition", "1\n");
+	put(dir, "sys/dev/block/7:100/loop100p1/dev", "259:5\n");
+	put(dir, "sys/dev/block/259:5/holders/md0", "");
+	ck_assert_int_eq(bd_in_use_at(&p, &st, why, sizeof(why)), 1);
+	ck_assert_msg(strstr(why, "partition loop100p1 is held by md0"), "why: %s", why);
+	rm_tree(sys);
+	put(dir, "sys/dev/block/7:100/size", "2048\n");
+	ck_assert_int_eq(bd_in_use_at(&p, &st, why, sizeof(why)), 0);
+
+	/* An active swap file: a regular file named in swaps. */
+	snprintf(file, sizeof(file), "%s/swap file", dir);
+	put(dir, "swap file", "x");
+	ck_assert_int_eq(stat(file, &fst), 0);
+	ck_assert_int_eq(bd_in_use_at(&p, &fst, why, sizeof(why)), 0);
+	snprintf(text, sizeof(text), "Filename Type Size Used Priority\n%s/swap\\040file file 4 0 -2\n", dir);
+	put(dir, "swaps", text);
+	ck_assert_int_eq(bd_in_use_at(&p, &fst, why, sizeof(why)), 1);
+	ck_assert_str_eq(why, "is an active swap file");
+	/* Nothing to read: not in use. */
+	rm_tree(dir);
+	ck_assert_int_eq(bd_in_use_at(&p, &st, why, sizeof(why)), 0);
+}
+END_TEST
+
+START_TEST(private_files)
+{
+	struct stat st = { .st_mode = S_IFREG | 0600, .st_uid = geteuid() };
+	char why[512];
+
+	ck_assert_int_eq(bd_check_private(&st, why, sizeof(why)), 0);
+	st.st_mode = S_IFREG | 0400;
+	ck_assert_int_eq(bd_check_private(&st, why, sizeof(why)), 0);
+	st.st_mode = S_IFREG | 0644;
+	ck_assert_int_eq(bd_check_private(&st, why, sizeof(why)), -EPERM);
+	ck_assert_msg(strstr(why, "mode 0644"), "why: %s", why);
+	st.st_mode = S_IFREG | 0620;
+	ck_assert_int_eq(bd_check_private(&st, why, sizeof(why)), -EPERM);
+	st.st_mode = S_IFREG | 0601;
+	ck_assert_int_eq(bd_check_private(&st, why, sizeof(why)), -EPERM);
+	st.st_mode = S_IFREG | 0600;
+	st.st_uid = geteuid() + 1;
+	ck_assert_int_eq(bd_check_private(&st, why, sizeof(why)), -EPERM);
+	ck_assert_msg(strstr(why, "is owned by uid"), "why: %s", why);
+	st.st_uid = geteuid();
+	st.st_mode = S_IFLNK | 0600;
+	ck_assert_int_eq(bd_check_private(&st, why, sizeof(why)), -EINVAL);
+}
+END_TEST
+
 /* ---- a loop device ------------------------------------------------------- */
 
 static char loop[64];
@@ -401,6 +522,11 @@ loop_teardown(void)
 	char cmd[8400];
 
 	if (loop[0]) {
+		/* After a test that failed half-way: not active, not mounted. */
+		snprintf(cmd, sizeof(cmd), "swapoff %s 2>/dev/null; umount %s.mnt 2>/dev/null; rmdir %s.mnt 2>/dev/null",
+			 loop, backing, backing);
+		if (system(cmd) != 0)
+			fprintf(stderr, "cleanup of %s incomplete\n", loop);
 		snprintf(cmd, sizeof(cmd), "losetup -d %s", loop);
 		if (system(cmd) != 0)
 			fprintf(stderr, "cannot detach %s\n", loop);
@@ -447,10 +573,10 @@ START_TEST(aligned_io)
 
 	SKIP_WITHOUT_LOOP();
 	bd_init(&d);
-	ck_assert_int_eq(bd_open(&d, loop, false), 0);
+	ck_assert_int_eq(bd_open(&d, loop, BD_RDONLY, NULL, 0), 0);
 	ck_assert_uint_eq(d.size, 16 * MiB);
 	ck_assert_int_eq(bd_write(&d, 0, in, 4096), -EBADF);
-	ck_assert_int_eq(bd_reopen(&d, loop, true), 0);
+	ck_assert_int_eq(bd_reopen(&d, loop, BD_SHARED, NULL, 0), 0);
 	ck_assert(d.writable);
 	/* Aligned and straight; unaligned through the bounce buffer. */
 	ck_assert_int_eq(bd_write(&d, 4096, in, 2 * MiB), 0);
@@ -475,9 +601,54 @@ START_TEST(aligned_io)
 	ck_assert_mem_eq(out, in, MiB);
 	bd_map_clear(&m);
 	bd_close(&d);
-	ck_assert_int_eq(bd_open(&d, backing, false), -ENOTBLK);
+	ck_assert_int_eq(bd_open(&d, backing, BD_RDONLY, NULL, 0), -ENOTBLK);
 	free(in);
 	free(out);
+}
+END_TEST
+
+/* Exclusive opens: refused while another opener holds the device
+ * exclusively, while it is an active swap area, while it is mounted. */
+START_TEST(exclusive_open)
+{
+	char why[512] = "", mnt[4200], cmd[8600];
+	struct bd_dev d, e;
+
+	SKIP_WITHOUT_LOOP();
+	bd_init(&d);
+	bd_init(&e);
+	ck_assert_int_eq(bd_open(&d, loop, BD_EXCL, why, sizeof(why)), 0);
+	ck_assert_int_eq(bd_open(&e, loop, BD_EXCL, why, sizeof(why)), -EBUSY);
+	ck_assert_msg(strstr(why, "exclusively"), "why: %s", why);
+	/* A shared writer does not claim it; a stronger mode is kept. */
+	ck_assert_int_eq(bd_open(&e, loop, BD_SHARED, NULL, 0), 0);
+	bd_close(&e);
+	ck_assert_int_eq(bd_reopen(&d, loop, BD_SHARED, NULL, 0), 0);
+	ck_assert_int_eq(d.mode, BD_EXCL);
+	bd_close(&d);
+
+	snprintf(cmd, sizeof(cmd), "mkswap %s >/dev/null && swapon %s", loop, loop);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(bd_open(&d, loop, BD_EXCL, why, sizeof(why)), -EBUSY);
+	snprintf(cmd, sizeof(cmd), "swapoff %s", loop);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_str_eq(why, "is an active swap area");
+
+	if (system("command -v mkfs.ext4 >/dev/null 2>&1") != 0) {
+		printf("SKIP: exclusive_open on a mounted device needs mkfs.ext4\n");
+		return;
+	}
+	snprintf(mnt, sizeof(mnt), "%s.mnt", backing);
+	snprintf(cmd, sizeof(cmd), "mkfs.ext4 -q -F %s && mkdir -p %s && mount %s %s",
+		 loop, mnt, loop, mnt);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(bd_open(&d, loop, BD_EXCL, why, sizeof(why)), -EBUSY);
+	snprintf(cmd, sizeof(cmd), "umount %s && rmdir %s", mnt, mnt);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_msg(strncmp(why, "is mounted on ", 14) == 0 && strstr(why, mnt),
+		      "why: %s", why);
+	ck_assert_int_eq(bd_open(&d, loop, BD_EXCL, why, sizeof(why)), 0);
+	bd_close(&d);
 }
 END_TEST
 
@@ -501,11 +672,14 @@ blockdev_suite(void)
 	tcase_add_test(tc, stream_uneven_pieces);
 	tcase_add_test(tc, file_map_real_file);
 	tcase_add_test(tc, check_fs_refuses_tmpfs);
+	tcase_add_test(tc, in_use_fake_sysfs);
+	tcase_add_test(tc, private_files);
 	suite_add_tcase(s, tc);
 	tcase_add_unchecked_fixture(dev, loop_setup, loop_teardown);
 	tcase_set_timeout(dev, 60);
 	tcase_add_test(dev, resolve_path_and_number);
 	tcase_add_test(dev, aligned_io);
+	tcase_add_test(dev, exclusive_open);
 	suite_add_tcase(s, dev);
 	return s;
 }

@@ -2,7 +2,9 @@
 /*
  * The swap and file writers, dlopen()ed from the build directory and
  * driven through the ABI with a test host, on real loop devices made here:
- * swap partitions (mkswap), swap files and image files on ext4, tmpfs.
+ * swap partitions (mkswap), swap files and image files on ext4, tmpfs;
+ * and the refusals: a device that is mounted, held or an active swap
+ * area, an image file or swap file that is not root's and private.
  *
  * Needs root (losetup, mount, swapon).  Check has no skip: without root
  * every test prints "SKIP: not root" and returns.
@@ -294,6 +296,9 @@ unchecked_setup(void)
 	fake_set_calls = 0;
 	fake_next = 16;
 	fake_in_run = 0;
+	/* Image files, swap files and the raw writer's files must be
+	 * private (mode 0600): make what the shell creates so. */
+	umask(077);
 	if (!skip_all) {
 		sh("rm -rf %s; mkdir -p %s", work, work);
 	}
@@ -974,6 +979,235 @@ START_TEST(file_tmpfs_refused)
 END_TEST
 
 
+/* ---- devices and files that are someone else's ----------------------------- */
+
+static void
+expect_log(const char *want)
+{
+	ck_assert_msg(strstr(logbuf, want), "log lacks '%s': %s", want, logbuf);
+}
+
+/* The first 8 KiB of dev (an ext4 superblock lies at 1024). */
+static void
+head_sum(const char *dev, char *buf, size_t size)
+{
+	ck_assert_int_eq(sh_out(buf, size, "head -c 8192 %s | sha256sum", dev), 0);
+}
+
+START_TEST(raw_refuses_mounted)
+{
+	char loop[64], mnt[512], before[128], after[128];
+
+	SKIP_UNLESS_ROOT();
+	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
+	ck_assert_int_eq(sh("sync"), 0);
+	head_sum(loop, before, sizeof(before));
+	cfg_set("raw", "device", loop);
+	plugin_open("raw");
+	ck_assert_int_eq(plug->initialise(1), 0);
+	log_reset();
+	ck_assert_int_eq(W->reserve(MiB), -EBUSY);
+	expect_log("is mounted on ");
+	expect_log(mnt);
+	/* invalidate() writes block 0 as well: refused the same way. */
+	ck_assert_int_eq(W->invalidate(), -EBUSY);
+	plugin_close();
+	head_sum(loop, after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	ck_assert_int_eq(sh("umount %s", mnt), 0);
+	forget_cleanup();
+	ck_assert_int_eq(sh("e2fsck -fn %s >/dev/null 2>&1", loop), 0);
+}
+END_TEST
+
+START_TEST(raw_refuses_active_swap_and_holder)
+{
+	char loop[64], before[128], after[128];
+	int held;
+
+	SKIP_UNLESS_ROOT();
+	make_loop("swap", 32, loop, sizeof(loop));
+	ck_assert_int_eq(sh("mkswap %s >/dev/null && swapon %s", loop, loop), 0);
+	on_cleanup("swapoff %s", loop);
+	head_sum(loop, before, sizeof(before));
+	cfg_set("raw", "device", loop);
+	plugin_open("raw");
+	ck_assert_int_eq(plug->initialise(1), 0);
+	log_reset();
+	ck_assert_int_eq(W->reserve(MiB), -EBUSY);
+	expect_log("is an active swap area");
+	plugin_close();
+	head_sum(loop, after, sizeof(after));
+	ck_assert_str_eq(before, after);
+	ck_assert_int_eq(sh("swapoff %s", loop), 0);
+	forget_cleanup();
+
+	/* Another program holding it exclusively (as device-mapper does). */
+	held = open(loop, O_RDONLY | O_EXCL | O_CLOEXEC);
+	ck_assert_int_ge(held, 0);
+	plugin_open("raw");
+	ck_assert_int_eq(plug->initialise(1), 0);
+	log_reset();
+	ck_assert_int_eq(W->reserve(MiB), -EBUSY);
+	expect_log("exclusively");
+	close(held);
+	/* Free again: accepted. */
+	ck_assert_int_eq(W->reserve(MiB), 0);
+	W->abort();
+	plugin_close();
+}
+END_TEST
+
+START_TEST(raw_file_must_be_private)
+{
+	char img[600];
+
+	SKIP_UNLESS_ROOT();
+	snprintf(img, sizeof(img), "%s/raw-image", work);
+	ck_assert_int_eq(sh("truncate -s 4M %s && chmod 0644 %s", img, img), 0);
+	cfg_set("raw", "device", img);
+	plugin_open("raw");
+	ck_assert_int_eq(plug->initialise(1), 0);
+	log_reset();
+	ck_assert_int_eq(W->reserve(MiB), -EPERM);
+	expect_log("has mode 0644");
+	/* Reading it is refused too: its owner could have crafted it. */
+	ck_assert_int_eq(sh("chmod 0600 %s && chown 65534 %s", img, img), 0);
+	log_reset();
+	ck_assert_int_lt(W->find(), 0);
+	expect_log("is owned by uid 65534");
+	ck_assert_int_eq(sh("chown 0 %s", img), 0);
+	ck_assert_int_eq(W->reserve(MiB), 0);
+	W->abort();
+	plugin_close();
+}
+END_TEST
+
+START_TEST(swap_partition_held_refused)
+{
+	char loop[64];
+	uint8_t before[4096], after[4096];
+	int held;
+
+	SKIP_UNLESS_ROOT();
+	make_loop("swap", 32, loop, sizeof(loop));
+	ck_assert_int_eq(sh("mkswap %s >/dev/null", loop), 0);
+	read_page0(loop, 0, before);
+	held = open(loop, O_RDONLY | O_EXCL | O_CLOEXEC);
+	ck_assert_int_ge(held, 0);
+	cfg_set("swap", "device", loop);
+	plugin_open("swap");
+	ck_assert_int_eq(plug->initialise(1), 0);
+	log_reset();
+	ck_assert_int_eq(W->reserve(MiB), -EBUSY);
+	expect_log("refusing swap area");
+	close(held);
+	ck_assert_int_eq(W->reserve(MiB), 0);
+	W->abort();
+	plugin_close();
+	read_page0(loop, 0, after);
+	ck_assert_mem_eq(before, after, 4096);
+}
+END_TEST
+
+/* With the kernel source an active swap area is the one the kernel
+ * allocates from: not refused (the write itself needs a real kernel). */
+START_TEST(swap_kernel_active_accepted)
+{
+	char loop[64];
+
+	SKIP_UNLESS_ROOT();
+	make_loop("swap", 32, loop, sizeof(loop));
+	ck_assert_int_eq(sh("mkswap %s >/dev/null && swapon %s", loop, loop), 0);
+	on_cleanup("swapoff %s", loop);
+	kind = TORPOR_SNAPSHOT_KERNEL;
+	cfg_set("swap", "device", loop);
+	plugin_open("swap");
+	ck_assert_int_eq(plug->initialise(1), 0);
+	log_reset();
+	ck_assert_int_eq(W->reserve(MiB), 0);
+	ck_assert_int_eq(fake_set_calls, 1);
+	W->abort();
+	plugin_close();
+	kind = TORPOR_SNAPSHOT_SIM;
+}
+END_TEST
+
+/* The open plugin's initialise(1) refuses path while it is 0644 (with
+ * fix in the advice) and while uid 65534 owns it, and accepts it once it
+ * is root's and 0600 again. */
+static void
+expect_private_refusals(const char *path, const char *fix)
+{
+	ck_assert_int_eq(sh("chmod 0644 %s", path), 0);
+	log_reset();
+	ck_assert_int_eq(plug->initialise(1), -EPERM);
+	expect_log("has mode 0644");
+	expect_log(fix);
+	ck_assert_int_eq(sh("chmod 0600 %s && chown 65534 %s", path, path), 0);
+	log_reset();
+	ck_assert_int_eq(plug->initialise(1), -EPERM);
+	expect_log("is owned by uid 65534");
+	ck_assert_int_eq(sh("chown 0 %s", path), 0);
+	ck_assert_int_eq(plug->initialise(1), 0);
+}
+
+START_TEST(swap_file_must_be_private)
+{
+	char loop[64], mnt[512], sw[600];
+
+	SKIP_UNLESS_ROOT();
+	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
+	snprintf(sw, sizeof(sw), "%s/swapfile", mnt);
+	ck_assert_int_eq(sh("dd if=/dev/zero of=%s bs=1M count=16 status=none conv=fsync && mkswap %s >/dev/null",
+			    sw, sw), 0);
+	cfg_set("swap", "device", sw);
+	plugin_open("swap");
+	expect_private_refusals(sw, "chmod 0600");
+	plugin_close();
+}
+END_TEST
+
+START_TEST(file_must_be_private)
+{
+	char loop[64], mnt[512], img[600];
+
+	SKIP_UNLESS_ROOT();
+	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
+	snprintf(img, sizeof(img), "%s/image", mnt);
+	ck_assert_int_eq(sh("dd if=/dev/zero of=%s bs=1M count=8 status=none conv=fsync", img), 0);
+	cfg_set("file", "path", img);
+	plugin_open("file");
+	expect_private_refusals(img, "torpor file-setup");
+	/* A symbolic link to a good file is not followed. */
+	ck_assert_int_eq(sh("ln -s %s %s.link", img, img), 0);
+	cfg_set("file", "path", strcat(img, ".link"));
+	log_reset();
+	ck_assert_int_eq(plug->initialise(1), -ELOOP);
+	expect_log("symbolic link");
+	plugin_close();
+}
+END_TEST
+
+START_TEST(file_active_swap_refused)
+{
+	char loop[64], mnt[512], sw[600];
+
+	SKIP_UNLESS_ROOT();
+	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
+	snprintf(sw, sizeof(sw), "%s/swapfile", mnt);
+	ck_assert_int_eq(sh("dd if=/dev/zero of=%s bs=1M count=16 status=none conv=fsync && mkswap %s >/dev/null && swapon %s",
+			    sw, sw, sw), 0);
+	on_cleanup("swapoff %s", sw);
+	cfg_set("file", "path", sw);
+	plugin_open("file");
+	log_reset();
+	ck_assert_int_eq(plug->initialise(1), -EBUSY);
+	expect_log("is an active swap file");
+	plugin_close();
+}
+END_TEST
+
 /* ---- throughput (TORPOR_WRITERS_BENCH=1; a measurement, not a check) ---- */
 
 static double
@@ -1190,6 +1424,14 @@ writers_suite(void)
 	add(s, "file-unwritten", file_unwritten_refused);
 	add(s, "file-sparse", file_sparse_refused);
 	add(s, "file-tmpfs", file_tmpfs_refused);
+	add(s, "raw-mounted", raw_refuses_mounted);
+	add(s, "raw-swap-held", raw_refuses_active_swap_and_holder);
+	add(s, "raw-file-private", raw_file_must_be_private);
+	add(s, "swap-held", swap_partition_held_refused);
+	add(s, "swap-kernel-active", swap_kernel_active_accepted);
+	add(s, "swap-file-private", swap_file_must_be_private);
+	add(s, "file-private", file_must_be_private);
+	add(s, "file-active-swap", file_active_swap_refused);
 	add(s, "bench", bench);
 	return s;
 }
