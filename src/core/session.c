@@ -113,6 +113,8 @@ session_open(struct torpor_session *s, const char *config_path,
 			required[n++] = s->config->filters[i];
 	if (s->config->writer)
 		required[n++] = s->config->writer;
+	/* Each plugin's section is checked before its load() reads it. */
+	loader_set_config(s->config);
 	r = loader_load_all(&s->reg, s->plugin_dir, required, n, host_get());
 	s->plugins_loaded = true;
 	if (r < 0)
@@ -214,6 +216,7 @@ session_close(struct torpor_session *s)
 {
 	if (s->plugins_loaded)
 		loader_unload_all(&s->reg);
+	loader_set_config(NULL);
 	config_free(s->config);
 	s->config = NULL;
 	host_set_config(NULL);
