@@ -80,6 +80,7 @@ if want wrong-passphrase; then
 	t_run hib torpor hibernate --direct
 	expect_rc 0 "wrong passphrase: hibernate"
 	printf 'not the passphrase\n' >"$WORK/wrong"
+	chmod 600 "$WORK/wrong"
 	t_run ver torpor verify --passphrase-file "$WORK/wrong"
 	expect_rc 2 "wrong passphrase: verify"
 	expect_err "wrong passphrase" "wrong passphrase: message"
