@@ -550,10 +550,11 @@ unseal_image(void)
 		r = crypt_sk_problem(file, len, why, sizeof(why));
 		if (r < 0) {
 			/* Out-of-bounds KDF parameters are refused before
-			 * any memory is taken for them. */
+			 * any memory is taken for them: a key this torpor
+			 * does not use, like one of a later version. */
 			host->log(TORPOR_LOG_ERR, NAME,
 				  "refusing the private key %s: %s", path, why);
-			return r;
+			return r == -ERANGE ? -EPROTONOSUPPORT : r;
 		}
 		if (!crypt_equal(file + CRYPT_SK_OFF_PUBLIC,
 				 b + CRYPT_BLOB_OFF_KEY_ID, CRYPT_KEY_SIZE)) {
