@@ -21,6 +21,7 @@
 #include "config.h"
 #include "registry.h"
 #include "snapshot.h"
+#include "unit.h"
 
 static char tmpdir[256];
 static char captured[16384];
@@ -513,22 +514,6 @@ START_TEST(test_line_too_long)
 }
 END_TEST
 
-/* Bytes this process has read so far (/proc/self/io rchar), to show that
- * a bound stops reading; 0 when the kernel does not say. */
-static unsigned long long
-bytes_read_so_far(void)
-{
-	unsigned long long v = 0;
-	FILE *f = fopen("/proc/self/io", "re");
-
-	if (!f)
-		return 0;
-	if (fscanf(f, "rchar: %llu", &v) != 1)
-		v = 0;
-	fclose(f);
-	return v;
-}
-
 /*
  * config_load(path) fails with want, its one message names path (and
  * PATH:LINE when line is not 0) and mentions needle, and it read at most
@@ -543,9 +528,9 @@ expect_bounded_refusal(const char *path, int want, unsigned line,
 	int r;
 
 	capture_start();
-	before = bytes_read_so_far();
+	before = unit_bytes_read();
 	r = config_load(path, true, &c);
-	after = bytes_read_so_far();
+	after = unit_bytes_read();
 	capture_end();
 	ck_assert_int_eq(r, want);
 	ck_assert_ptr_eq(c, SENTINEL);

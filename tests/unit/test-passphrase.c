@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "passphrase.h"
+#include "unit.h"
 
 Suite *passphrase_suite(void);
 
@@ -249,22 +250,6 @@ START_TEST(test_file_dev_zero_refused)
 }
 END_TEST
 
-/* Bytes this process has read so far (/proc/self/io rchar); 0 when the
- * kernel does not say. */
-static unsigned long long
-bytes_read_so_far(void)
-{
-	unsigned long long v = 0;
-	FILE *f = fopen("/proc/self/io", "re");
-
-	if (!f)
-		return 0;
-	if (fscanf(f, "rchar: %llu", &v) != 1)
-		v = 0;
-	fclose(f);
-	return v;
-}
-
 START_TEST(test_file_endless_pipe_bounded)
 {
 	unsigned long long before, after;
@@ -291,9 +276,9 @@ START_TEST(test_file_endless_pipe_bounded)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[0]);
 	passphrase_set_file(path);
 	capture_start();
-	before = bytes_read_so_far();
+	before = unit_bytes_read();
 	r = passphrase_ask(NULL, buf, sizeof(buf));
-	after = bytes_read_so_far();
+	after = unit_bytes_read();
 	capture_end();
 	close(fds[0]);
 	ck_assert_int_eq(r, -EMSGSIZE);
