@@ -1276,6 +1276,7 @@ START_TEST(test_argon2_bounds)
 }
 END_TEST
 
+#if !defined(__SANITIZE_ADDRESS__)
 /* The process's address space now, from /proc/self/statm (pages). */
 static size_t
 address_space_bytes(void)
@@ -1288,6 +1289,7 @@ address_space_bytes(void)
 	fclose(f);
 	return pages * (size_t)sysconf(_SC_PAGESIZE);
 }
+#endif
 
 /*
  * Opening a key file that asks for 4 GiB, with the address space
