@@ -540,18 +540,21 @@ unseal_image(void)
 	if (st.mode == CRYPT_MODE_SEALED) {
 		const char *path = conf("private_key", "/etc/torpor/crypt.key");
 		uint8_t file[CRYPT_SK_FILE_SIZE];
+		char why[160];
 		size_t len;
 
 		r = read_key_file("private key", path, true, file, sizeof(file),
 				  &len);
 		if (r < 0)
 			return r;
-		r = crypt_sk_check(file, len);
+		r = crypt_sk_problem(file, len, why, sizeof(why));
 		if (r < 0) {
+			/* Out-of-bounds KDF parameters are refused before
+			 * any memory is taken for them: a key this torpor
+			 * does not use, like one of a later version. */
 			host->log(TORPOR_LOG_ERR, NAME,
-				  "%s is not a torpor private key%s", path,
-				  r == -EPROTONOSUPPORT ? " this version can read" : "");
-			return r;
+				  "refusing the private key %s: %s", path, why);
+			return r == -ERANGE ? -EPROTONOSUPPORT : r;
 		}
 		if (!crypt_equal(file + CRYPT_SK_OFF_PUBLIC,
 				 b + CRYPT_BLOB_OFF_KEY_ID, CRYPT_KEY_SIZE)) {

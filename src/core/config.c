@@ -10,12 +10,15 @@
  * config_new_default(): path names a file only when one was read.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <ini.h>
 
@@ -31,8 +34,8 @@ struct parse_state {
 	struct torpor_config *c;
 	const char *path;
 	FILE *f;
-	char *line;
-	size_t line_size;
+	char line[CONFIG_MAX_LINE + 1];
+	size_t bytes_read;		/* of the file, at most the bound */
 	unsigned lineno;
 	char section[64];		/* last [section] seen, for messages */
 
@@ -418,6 +421,9 @@ config_free(struct torpor_config *c)
 		free(c->entries[i].value);
 	}
 	free(c->entries);
+	for (i = 0; i < c->n_sections; i++)
+		free(c->sections[i].name);
+	free(c->sections);
 	free(c);
 }
 
@@ -985,6 +991,29 @@ nomem:
 	return 0;
 }
 
+/* Record a [section] header, so that an empty one is checked too. */
+static bool
+add_section(struct parse_state *st, const char *name, size_t len)
+{
+	struct torpor_config *c = st->c;
+	struct config_section *grown;
+	char *copy = strndup(name, len);
+
+	grown = copy ? realloc(c->sections,
+			       (c->n_sections + 1) * sizeof(*grown)) : NULL;
+	if (!grown) {
+		free(copy);
+		st->nomem = true;
+		fail(st, NULL, NULL, "out of memory");
+		return false;
+	}
+	c->sections = grown;
+	c->sections[c->n_sections].name = copy;
+	c->sections[c->n_sections].line = st->lineno;
+	c->n_sections++;
+	return true;
+}
+
 /* Where an inline comment starts (" ;"), or the end of s. */
 static const char *
 end_of_content(const char *s)
@@ -1031,6 +1060,8 @@ check_syntax(struct parse_state *st, const char *line)
 			     "syntax error: empty section name");
 			return false;
 		}
+		if (!add_section(st, line + 1, len))
+			return false;
 		if (len >= sizeof(st->section))
 			len = sizeof(st->section) - 1;
 		memcpy(st->section, line + 1, len);
@@ -1053,6 +1084,51 @@ check_syntax(struct parse_state *st, const char *line)
 }
 
 /*
+ * One line of the file into st->line, without its newline; its length, or
+ * -1 at the end of the file (or on an error, recorded).  Never more than
+ * CONFIG_MAX_LINE bytes of a line, nor CONFIG_MAX_FILE_SIZE of the file
+ * (which may have grown since it was measured), are read.
+ */
+static ssize_t
+read_raw_line(struct parse_state *st)
+{
+	size_t len = 0;
+	int ch;
+
+	for (;;) {
+		ch = getc(st->f);
+		if (ch == EOF)
+			break;
+		if (++st->bytes_read > CONFIG_MAX_FILE_SIZE) {
+			fail(st, NULL, NULL, "the file is larger than %d bytes",
+			     CONFIG_MAX_FILE_SIZE);
+			return -1;
+		}
+		if (ch == '\n')
+			break;
+		if (len == CONFIG_MAX_LINE) {
+			fail(st, st->section, NULL,
+			     "line too long (more than %d bytes)",
+			     CONFIG_MAX_LINE);
+			return -1;
+		}
+		if (ch == '\0') {
+			fail(st, NULL, NULL, "the line holds a NUL byte");
+			return -1;
+		}
+		st->line[len++] = (char)ch;
+	}
+	if (ch == EOF && ferror(st->f)) {
+		st->read_errno = errno ? errno : EIO;
+		return -1;
+	}
+	if (ch == EOF && len == 0)
+		return -1;
+	st->line[len] = '\0';
+	return (ssize_t)len;
+}
+
+/*
  * inih's line reader.  Counting lines here gives the handler its line
  * number.  Leading blanks are removed so that an indented line is an
  * ordinary line and never one of inih's continuation lines, which would
@@ -1062,25 +1138,16 @@ static char *
 read_line(char *buf, int size, void *stream)
 {
 	struct parse_state *st = stream;
-	ssize_t n;
 	size_t len;
 	char *p;
 
-	if (st->error_line || size < 3)
+	if (st->error_line || st->read_errno || size < 3)
 		return NULL;
 	errno = 0;
-	n = getline(&st->line, &st->line_size, st->f);
-	if (n < 0) {
-		if (ferror(st->f))
-			st->read_errno = errno ? errno : EIO;
-		return NULL;
-	}
 	st->lineno++;
-	p = st->line;
-	if (memchr(p, '\0', (size_t)n)) {
-		fail(st, NULL, NULL, "the line holds a NUL byte");
+	if (read_raw_line(st) < 0)
 		return NULL;
-	}
+	p = st->line;
 	if (st->lineno == 1 && strncmp(p, "\xef\xbb\xbf", 3) == 0)
 		p += 3;
 	while (is_blank(*p))
@@ -1101,6 +1168,47 @@ read_line(char *buf, int size, void *stream)
 	return buf;
 }
 
+/*
+ * Open path for config_load(): a regular file of at most
+ * CONFIG_MAX_FILE_SIZE bytes, measured before anything is read (O_NONBLOCK
+ * so that opening a FIFO does not wait for a writer).  *ret_f NULL and 0:
+ * missing, with missing_ok.
+ */
+static int
+open_config(const char *path, bool missing_ok, FILE **ret_f)
+{
+	struct stat st;
+	int fd, r;
+
+	*ret_f = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		r = -errno;
+		if (r == -ENOENT && missing_ok)
+			return 0;
+		return log_error_errno(r, "Failed to open %s: %m", path);
+	}
+	if (fstat(fd, &st) < 0) {
+		r = log_error_errno(-errno, "Failed to read %s: %m", path);
+	} else if (!S_ISREG(st.st_mode)) {
+		log_error("%s: not a regular file: refusing to read it as a "
+			  "configuration", path);
+		r = -EINVAL;
+	} else if (st.st_size > CONFIG_MAX_FILE_SIZE) {
+		log_error("%s: %jd bytes, larger than a configuration may be "
+			  "(%d bytes): refusing to read it", path,
+			  (intmax_t)st.st_size, CONFIG_MAX_FILE_SIZE);
+		r = -EFBIG;
+	} else {
+		*ret_f = fdopen(fd, "r");
+		if (*ret_f)
+			return 0;
+		r = log_error_errno(-errno, "Failed to read %s: %m", path);
+	}
+	close(fd);
+	return r;
+}
+
 int
 config_load(const char *path, bool missing_ok, struct torpor_config **ret)
 {
@@ -1110,21 +1218,17 @@ config_load(const char *path, bool missing_ok, struct torpor_config **ret)
 
 	if (!path)
 		path = TORPOR_DEFAULT_CONFIG;
-	st.f = fopen(path, "re");
-	if (!st.f) {
-		r = -errno;
-		if (r == -ENOENT && missing_ok) {
-			c = config_new_default();
-			if (!c)
-				return log_error_errno(-ENOMEM,
-						       "Failed to read %s: %m",
-						       path);
-			*ret = c;
-			return 0;
-		}
-		return log_error_errno(r, "Failed to open %s: %m", path);
-	}
+	r = open_config(path, missing_ok, &st.f);
+	if (r < 0)
+		return r;
 	c = config_new_default();
+	if (!st.f) {
+		if (!c)
+			return log_error_errno(-ENOMEM, "Failed to read %s: %m",
+					       path);
+		*ret = c;
+		return 0;
+	}
 	if (!c || !(c->path = strdup(path))) {
 		fclose(st.f);
 		config_free(c);
@@ -1134,7 +1238,6 @@ config_load(const char *path, bool missing_ok, struct torpor_config **ret)
 	st.path = path;
 	r = ini_parse_stream(read_line, &st, handle_entry, &st);
 	fclose(st.f);
-	free(st.line);
 
 	if (st.nomem || r == -2) {
 		r = log_error_errno(-ENOMEM, "Failed to read %s: %m", path);
@@ -1182,21 +1285,105 @@ section_seen_before(const struct torpor_config *c, size_t i)
 	return false;
 }
 
-int
-config_check_plugins(const struct torpor_config *c, const struct registry *r)
+static const char *
+config_path_of(const struct torpor_config *c)
 {
-	const char *path;
+	return c->path ? c->path : "configuration";
+}
+
+/* Check entry e against the keys of its plugin p; log a bad one. */
+static int
+check_plugin_entry(const struct torpor_config *c,
+		   const struct config_entry *e, const struct torpor_plugin *p)
+{
+	const struct torpor_config_key *k = find_key(p, e->key);
+	const char *path = config_path_of(c);
+	char reason[REASON_MAX], names[160];
+
+	if (!k) {
+		append_key_names(names, sizeof(names), p);
+		if (names[0])
+			log_error("%s:%u: [%s] key '%s': not a key of plugin "
+				  "'%s' (known: %s)", path, e->line,
+				  e->section, e->key, e->section, names);
+		else
+			log_error("%s:%u: [%s] key '%s': plugin '%s' takes no "
+				  "keys", path, e->line, e->section, e->key,
+				  e->section);
+		return -EINVAL;
+	}
+	if (config_check_value(k, e->value, reason, sizeof(reason)) < 0) {
+		log_error("%s:%u: [%s] key '%s': %s (%s)", path, e->line,
+			  e->section, e->key, reason, type_name(k->type));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+config_check_section(const struct torpor_config *c,
+		     const struct torpor_plugin *p)
+{
 	size_t i;
 	int ret = 0;
 
+	if (!c || !p || !p->name)
+		return 0;
+	for (i = 0; i < c->n_entries; i++)
+		if (strcmp(c->entries[i].section, p->name) == 0 &&
+		    check_plugin_entry(c, &c->entries[i], p) < 0)
+			ret = -EINVAL;
+	return ret;
+}
+
+static bool
+section_has_entries(const struct torpor_config *c, const char *section)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_entries; i++)
+		if (strcmp(c->entries[i].section, section) == 0)
+			return true;
+	return false;
+}
+
+/* A section header naming no plugin, with no key under it (a section with
+ * keys is told about at its first key). */
+static int
+check_empty_sections(const struct torpor_config *c, const struct registry *r)
+{
+	size_t i, j;
+	int ret = 0;
+
+	for (i = 0; i < c->n_sections; i++) {
+		const struct config_section *s = &c->sections[i];
+		bool seen = false;
+
+		for (j = 0; j < i && !seen; j++)
+			seen = strcmp(c->sections[j].name, s->name) == 0;
+		if (seen || strcmp(s->name, CONFIG_CORE_SECTION) == 0 ||
+		    (r && registry_find(r, s->name)) ||
+		    section_has_entries(c, s->name))
+			continue;
+		log_error("%s:%u: [%s]: no plugin named '%s' is loaded",
+			  config_path_of(c), s->line, s->name, s->name);
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+int
+config_check_plugins(const struct torpor_config *c, const struct registry *r)
+{
+	size_t i;
+	int ret;
+
 	if (!c)
 		return 0;
-	path = c->path ? c->path : "configuration";
+	ret = check_empty_sections(c, r);
 	for (i = 0; i < c->n_entries; i++) {
 		const struct config_entry *e = &c->entries[i];
-		const struct torpor_config_key *k;
 		const struct plugin_entry *p;
-		char reason[REASON_MAX];
 
 		if (strcmp(e->section, CONFIG_CORE_SECTION) == 0)
 			continue;
@@ -1205,36 +1392,14 @@ config_check_plugins(const struct torpor_config *c, const struct registry *r)
 			/* One message per section, not per key. */
 			if (!section_seen_before(c, i))
 				log_error("%s:%u: [%s] key '%s': no plugin "
-					  "named '%s' is loaded", path,
-					  e->line, e->section, e->key,
-					  e->section);
-			ret = -EINVAL;
-			continue;
-		}
-		k = find_key(&p->ops, e->key);
-		if (!k) {
-			char names[160];
-
-			append_key_names(names, sizeof(names), &p->ops);
-			if (names[0])
-				log_error("%s:%u: [%s] key '%s': not a key of "
-					  "plugin '%s' (known: %s)", path,
-					  e->line, e->section, e->key,
-					  e->section, names);
-			else
-				log_error("%s:%u: [%s] key '%s': plugin '%s' "
-					  "takes no keys", path, e->line,
+					  "named '%s' is loaded",
+					  config_path_of(c), e->line,
 					  e->section, e->key, e->section);
 			ret = -EINVAL;
 			continue;
 		}
-		if (config_check_value(k, e->value, reason,
-				       sizeof(reason)) < 0) {
-			log_error("%s:%u: [%s] key '%s': %s (%s)", path,
-				  e->line, e->section, e->key, reason,
-				  type_name(k->type));
+		if (check_plugin_entry(c, e, &p->ops) < 0)
 			ret = -EINVAL;
-		}
 	}
 	return ret;
 }

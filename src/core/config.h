@@ -22,6 +22,14 @@
 /* The most worker threads `threads =` may ask for. */
 #define CONFIG_MAX_THREADS 256
 
+/*
+ * What config_load() reads at most, checked before the memory is taken:
+ * a larger file (or one that is not a regular file) is refused without
+ * being read, a longer line is refused at its first byte past the bound.
+ */
+#define CONFIG_MAX_FILE_SIZE (1024 * 1024)
+#define CONFIG_MAX_LINE 4096
+
 enum config_after {
 	CONFIG_AFTER_POWEROFF = 0,
 	CONFIG_AFTER_REBOOT,
@@ -31,6 +39,12 @@ enum config_after {
 enum config_power_off {
 	CONFIG_POWER_OFF_PLATFORM = 0,	/* SNAPSHOT_POWER_OFF, else shutdown */
 	CONFIG_POWER_OFF_SHUTDOWN,	/* reboot(RB_POWER_OFF) */
+};
+
+/* One [section] header as read: an empty section leaves no entry. */
+struct config_section {
+	char *name;
+	unsigned line;
 };
 
 /* One key = value line as read, for plugin sections and messages. */
@@ -60,13 +74,20 @@ struct torpor_config {
 	/* every key = value read, in file order */
 	struct config_entry *entries;
 	size_t n_entries;
+
+	/* every [section] header read, in file order */
+	struct config_section *sections;
+	size_t n_sections;
 };
 
 /*
  * Read path (TORPOR_DEFAULT_CONFIG when NULL).  A missing file is not an
  * error when missing_ok (defaults are used).  A syntax error, an unknown key
  * of [torpor], or a bad value is logged as "FILE:LINE: key 'K': reason" and
- * returns -EINVAL.  Plugin sections are stored, not yet checked.
+ * returns -EINVAL.  Plugin sections are stored, not yet checked.  A path
+ * that is not a regular file, or is larger than CONFIG_MAX_FILE_SIZE, is
+ * refused (-EINVAL, -EFBIG) before it is read; a line longer than
+ * CONFIG_MAX_LINE bytes is refused as "FILE:LINE: line too long".
  */
 int config_load(const char *path, bool missing_ok, struct torpor_config **ret);
 
@@ -90,6 +111,14 @@ const char *config_get_for(const struct torpor_config *c,
  */
 int config_check_plugins(const struct torpor_config *c,
 			 const struct registry *r);
+
+/*
+ * The same checks for the section of plugin p alone (its keys as the core
+ * copied them), for the loader to run before p's load() reads a value.
+ * Every bad key is logged as "FILE:LINE: ..."; -EINVAL.
+ */
+int config_check_section(const struct torpor_config *c,
+			 const struct torpor_plugin *p);
 
 /* Check one value against a declared key; on failure write a reason. */
 int config_check_value(const struct torpor_config_key *k, const char *value,

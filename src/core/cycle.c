@@ -474,6 +474,7 @@ cycle_end(struct cycle *cy, int r)
 		cy->snap->ops->free_image(cy->snap);
 	if (cy->frozen) {
 		log_info("thawing");
+		session_wait_threads_gone();
 		cy->snap->ops->unfreeze(cy->snap);
 	}
 	if (cy->pre_done)

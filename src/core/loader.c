@@ -18,6 +18,7 @@
 
 #include "torpor-build.h"
 
+#include "config.h"
 #include "loader.h"
 #include "log.h"
 #include "names.h"
@@ -25,10 +26,19 @@
 
 #define PLUGIN_SUFFIX ".so"
 
+/* The configuration whose plugin sections are checked before load(). */
+static const struct torpor_config *loader_config;
+
 const char *
 loader_default_dir(void)
 {
 	return TORPOR_PLUGINDIR;
+}
+
+void
+loader_set_config(const struct torpor_config *c)
+{
+	loader_config = c;
 }
 
 /* Log the one refusal line and return r. */
@@ -472,10 +482,30 @@ register_and_load(struct registry *r, struct plugin_entry *e,
 	return 0;
 }
 
-int
-loader_load(struct registry *r, const char *dir, const char *name,
-	    const struct torpor_host *host, int level,
-	    struct plugin_entry **ret)
+/*
+ * The plugin's section of the configuration, checked against the keys it
+ * declares before its load() can read a value: a bad value is told as
+ * FILE:LINE by the core, never by the plugin.  A bad section is an error
+ * of the configuration, whether the plugin is required or not.
+ */
+static int
+check_section(const struct plugin_entry *e, const char *path,
+	      bool *config_bad)
+{
+	if (config_check_section(loader_config, &e->ops) < 0) {
+		*config_bad = true;
+		return refuse(TORPOR_LOG_ERR, path, -EINVAL,
+			      "its section [%s] of %s is not valid",
+			      e->ops.name, loader_config->path ?
+			      loader_config->path : "the configuration");
+	}
+	return 0;
+}
+
+static int
+load_one(struct registry *r, const char *dir, const char *name,
+	 const struct torpor_host *host, int level,
+	 struct plugin_entry **ret, bool *config_bad)
 {
 	const struct torpor_plugin *p;
 	struct plugin_entry *e = NULL;
@@ -500,6 +530,8 @@ loader_load(struct registry *r, const char *dir, const char *name,
 		goto fail;
 	}
 	ret_r = check_plugin(p, name, path, level, e);
+	if (ret_r >= 0)
+		ret_r = check_section(e, path, config_bad);
 	if (ret_r < 0)
 		goto fail;
 	ret_r = register_and_load(r, e, path, host, level);
@@ -524,6 +556,16 @@ fail:
 		close(fd);
 	free(path);
 	return ret_r;
+}
+
+int
+loader_load(struct registry *r, const char *dir, const char *name,
+	    const struct torpor_host *host, int level,
+	    struct plugin_entry **ret)
+{
+	bool config_bad = false;
+
+	return load_one(r, dir, name, host, level, ret, &config_bad);
 }
 
 static int
@@ -614,11 +656,12 @@ loader_load_all(struct registry *r, const char *dir,
 
 	for (i = 0; i < n; i++) {
 		bool req = name_in(names[i], required, n_required);
+		bool config_bad = false;
 
-		ret = loader_load(r, dir, names[i], host,
-				  req ? TORPOR_LOG_ERR : TORPOR_LOG_WARNING,
-				  NULL);
-		if (ret < 0 && req && first == 0)
+		ret = load_one(r, dir, names[i], host,
+			       req ? TORPOR_LOG_ERR : TORPOR_LOG_WARNING,
+			       NULL, &config_bad);
+		if (ret < 0 && (req || config_bad) && first == 0)
 			first = ret;
 	}
 

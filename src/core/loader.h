@@ -11,11 +11,22 @@
 const char *loader_default_dir(void);
 
 /*
+ * The configuration whose section of each plugin is checked, as
+ * config_check_section() does, after the plugin's declaration is read and
+ * before its load() runs (NULL: none).  A plugin with a bad section is
+ * refused, and loader_load_all() fails for it even when it is not
+ * required: the configuration is wrong.
+ */
+struct torpor_config;
+void loader_set_config(const struct torpor_config *c);
+
+/*
  * Load dir/NAME.so: dlopen(RTLD_NOW | RTLD_LOCAL), check the ABI version
  * (exact for filters, not newer for the others), the struct size, the name
  * ([a-z0-9-]{1,31}, equal to NAME), the methods its type requires and,
  * when running as root, that the file and the directory are owned by root
- * and not group- or world-writable.  Then call load(host) and register it.
+ * and not group- or world-writable, and the plugin's configuration section
+ * (loader_set_config()).  Then register it and call load(host).
  * Every refusal logs one line naming the file and the reason (at level
  * `level`) and returns a negative errno; nothing stays loaded.
  */

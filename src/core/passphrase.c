@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +17,15 @@
 
 #include <gcrypt.h>
 
+#include "log.h"
 #include "passphrase.h"
 
 #define ASK_PASSWORD "systemd-ask-password"
 #define INITRD_MARKER "/etc/initrd-release"
+
+/* What is read past a too long answer so that a terminal or an agent's
+ * pipe is left clean, at most. */
+#define DRAIN_MAX (64 * 1024)
 
 static const char *passphrase_file;
 static const char *initrd_marker = INITRD_MARKER;
@@ -45,13 +51,15 @@ passphrase_set_initrd_marker(const char *path)
 /*
  * Read one line from fd into buf, without the newline (and a carriage
  * return before it).  Returns its length; -ECANCELED at end of input
- * before anything was read; -EMSGSIZE when the line does not fit (the
- * rest of the line is consumed so a terminal is left clean).
+ * before anything was read; -EMSGSIZE when the line does not fit.  Only a
+ * terminal or an agent's pipe (drain) has the rest of a too long line read
+ * and dropped, up to DRAIN_MAX bytes, so that it is left clean; a file is
+ * never read past size bytes.
  */
 static int
-read_line(int fd, char *buf, size_t size, bool eof_is_end)
+read_line(int fd, char *buf, size_t size, bool eof_is_end, bool drain)
 {
-	size_t len = 0;
+	size_t len = 0, dropped = 0;
 	bool too_long = false, got = false;
 	char c;
 
@@ -78,6 +86,8 @@ read_line(int fd, char *buf, size_t size, bool eof_is_end)
 			break;
 		if (len + 1 >= size) {
 			too_long = true;
+			if (!drain || ++dropped > DRAIN_MAX)
+				break;
 			continue;
 		}
 		buf[len++] = c;
@@ -93,17 +103,68 @@ read_line(int fd, char *buf, size_t size, bool eof_is_end)
 	return (int)len;
 }
 
+/*
+ * A passphrase file must be one only its reader can read: a regular file
+ * (or a pipe, from a program) owned by the user reading it and with no
+ * permission for group or others, and of at most PASSPHRASE_MAX_FILE
+ * bytes.  Each refusal is logged, naming the file.
+ */
+static int
+check_file(int fd, const char *path)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return log_error_errno(-errno, "passphrase file %s: %m", path);
+	if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+		return 0;
+	if (!S_ISREG(st.st_mode)) {
+		log_error("passphrase file %s: not a regular file or a pipe: "
+			  "refusing it", path);
+		return -EINVAL;
+	}
+	if (st.st_uid != geteuid()) {
+		log_error("passphrase file %s: owned by uid %u, not by uid %u "
+			  "who reads it: refusing it", path,
+			  (unsigned)st.st_uid, (unsigned)geteuid());
+		return -EPERM;
+	}
+	if (st.st_mode & 0077) {
+		log_error("passphrase file %s: others may read or change it "
+			  "(mode %04o): refusing it (chmod 600 %s)", path,
+			  (unsigned)(st.st_mode & 07777), path);
+		return -EPERM;
+	}
+	if (st.st_size > PASSPHRASE_MAX_FILE) {
+		log_error("passphrase file %s: %jd bytes, more than a "
+			  "passphrase file may hold (%d): refusing it", path,
+			  (intmax_t)st.st_size, PASSPHRASE_MAX_FILE);
+		return -EFBIG;
+	}
+	return 0;
+}
+
 static int
 ask_file(const char *path, char *buf, size_t size)
 {
 	int fd, r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	r = check_file(fd, path);
+	/* A pipe is read blocking, as its writer may be slow. */
+	if (r >= 0 && fcntl(fd, F_SETFL, 0) < 0)
+		r = -errno;
 	/* An empty file is an empty passphrase, not a cancelled prompt. */
-	r = read_line(fd, buf, size, true);
+	if (r >= 0)
+		r = read_line(fd, buf, size, true, false);
 	close(fd);
+	if (r < 0)
+		explicit_bzero(buf, size);
+	if (r == -EMSGSIZE)
+		log_error("passphrase file %s: the passphrase is longer than "
+			  "%zu bytes", path, size - 1);
 	return r;
 }
 
@@ -165,7 +226,7 @@ ask_systemd(const char *prompt, char *buf, size_t size)
 		_exit(127);
 	}
 	close(pipefd[1]);
-	r = read_line(pipefd[0], buf, size, false);
+	r = read_line(pipefd[0], buf, size, false, true);
 	close(pipefd[0]);
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
@@ -203,7 +264,7 @@ ask_tty(const char *prompt, char *buf, size_t size)
 		close(fd);
 		return r;
 	}
-	r = read_line(fd, buf, size, false);
+	r = read_line(fd, buf, size, false, true);
 	(void)tcsetattr(fd, TCSAFLUSH, &old);
 	close(fd);
 	return r;

@@ -3,7 +3,11 @@
  * The core's passphrase service, behind torpor_host.ask_passphrase and
  * `torpor keygen`.  Sources, first that applies:
  *  1. the file given with passphrase_set_file() (--passphrase-file): its
- *     first line, without the newline;
+ *     first line, without the newline.  The file must be a regular file
+ *     owned by the reader, with no permission for group or others, of at
+ *     most PASSPHRASE_MAX_FILE bytes (-EPERM, -EFBIG, -EINVAL otherwise,
+ *     logged with its name), or a pipe; it is never read past the size
+ *     of the caller's buffer;
  *  2. systemd-ask-password, when running in a systemd initrd
  *     (/etc/initrd-release exists and the program is on PATH);
  *  3. the controlling terminal (/dev/tty) with echo off;
@@ -15,6 +19,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+/* The largest passphrase file accepted, checked before it is read. */
+#define PASSPHRASE_MAX_FILE (64 * 1024)
 
 /* Read passphrases from path from now on (NULL: ask interactively). */
 void passphrase_set_file(const char *path);

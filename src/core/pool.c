@@ -80,8 +80,8 @@ slots_for(unsigned threads)
 	return threads ? 2 * threads + 2 : 1;
 }
 
-size_t
-pool_memory(const struct chain *c, unsigned threads)
+static size_t
+memory_of(const struct chain *c, unsigned threads)
 {
 	size_t slots = (size_t)slots_for(threads) * 2 * c->buf_size;
 	size_t workers = threads ? threads : 1;
@@ -92,12 +92,34 @@ pool_memory(const struct chain *c, unsigned threads)
 	return slots + workers * worker;
 }
 
+unsigned
+pool_threads_for(const struct chain *c, unsigned threads)
+{
+	/* memory_of() grows with threads: the most that fit, at least 1. */
+	while (threads > 1 && memory_of(c, threads) > POOL_MEMORY_BUDGET)
+		threads--;
+	return threads;
+}
+
+size_t
+pool_memory(const struct chain *c, unsigned threads)
+{
+	return memory_of(c, pool_threads_for(c, threads));
+}
+
 int
 pool_init(struct pool *p, const struct chain *c,
 	  enum pool_direction direction, unsigned threads)
 {
-	unsigned i;
+	unsigned i, asked = threads;
 
+	threads = pool_threads_for(c, threads);
+	if (threads < asked)
+		log_notice("worker threads: %u instead of %u, whose chunk "
+			   "buffers and filter states would take %zu MiB: the "
+			   "pool stays under %u MiB (chunks of %zu KiB)",
+			   threads, asked, memory_of(c, asked) >> 20,
+			   POOL_MEMORY_BUDGET >> 20, c->buf_size >> 10);
 	memset(p, 0, sizeof(*p));
 	p->chain = c;
 	p->direction = direction;

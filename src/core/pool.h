@@ -53,11 +53,27 @@ struct pool {
 	pthread_cond_t done;
 };
 
-/* Bytes pool_init() and pool_start() take for this chain and thread count:
- * slot buffers, and per worker its buffers and filter states. */
+/*
+ * The most the pool's buffers and filter states may take.  Its memory is
+ * about six chunk buffers per thread (slots and worker buffers) and is
+ * locked with the rest of the process: the thread count is lowered until
+ * it fits, down to one thread (whose pool then stays under 64 MiB for
+ * every chunk size torpor.conf allows, filter states aside).
+ */
+#define POOL_MEMORY_BUDGET (64u << 20)
+
+/* The threads the pool runs when threads are asked for: as many as keep
+ * pool_memory() within POOL_MEMORY_BUDGET, at least one (0 stays 0). */
+unsigned pool_threads_for(const struct chain *c, unsigned threads);
+
+/* Bytes pool_init() and pool_start() take for this chain and thread count
+ * (after pool_threads_for()): slot buffers, and per worker its buffers and
+ * filter states. */
 size_t pool_memory(const struct chain *c, unsigned threads);
 
-/* Allocate every buffer.  Threads: 0 = none (the caller runs the chain). */
+/* Allocate every buffer.  Threads: 0 = none (the caller runs the chain);
+ * more than pool_threads_for() allows are lowered to that, with a notice
+ * in the log. */
 int pool_init(struct pool *p, const struct chain *c,
 	      enum pool_direction direction, unsigned threads);
 

@@ -483,8 +483,10 @@ resume_end(struct resume *rs, int r)
 	pool_stop(&rs->pool);
 	/* Closed without the restore, the device drops every page it was
 	 * given: the same as if none had been. */
-	if (rs->frozen)
+	if (rs->frozen) {
+		session_wait_threads_gone();
 		rs->snap->ops->unfreeze(rs->snap);
+	}
 	snapshot_close(rs->snap);
 	rs->snap = NULL;
 	/* Only an image that can never be resumed gives its storage back

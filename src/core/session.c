@@ -69,6 +69,41 @@ session_meminfo(const char *key)
 	return value;
 }
 
+/* The threads of this process, from /proc/self/status; 0 when unknown. */
+static unsigned
+thread_count(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[128];
+	unsigned n = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %u", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+void
+session_wait_threads_gone(void)
+{
+	struct timespec tick = { 0, 1000 * 1000 };
+	unsigned n = 0;
+
+	/* pthread_join() returns once the thread cleared its id, which the
+	 * kernel does before it drops the task from the thread list; the
+	 * count falls to one when every joined thread is really gone. */
+	for (int i = 0; i < 2000; i++) {
+		n = thread_count();
+		if (n <= 1)
+			return;
+		nanosleep(&tick, NULL);
+	}
+	log_warning("%u threads still exist at the thaw", n);
+}
+
 double
 session_now(void)
 {
@@ -113,6 +148,8 @@ session_open(struct torpor_session *s, const char *config_path,
 			required[n++] = s->config->filters[i];
 	if (s->config->writer)
 		required[n++] = s->config->writer;
+	/* Each plugin's section is checked before its load() reads it. */
+	loader_set_config(s->config);
 	r = loader_load_all(&s->reg, s->plugin_dir, required, n, host_get());
 	s->plugins_loaded = true;
 	if (r < 0)
@@ -214,6 +251,7 @@ session_close(struct torpor_session *s)
 {
 	if (s->plugins_loaded)
 		loader_unload_all(&s->reg);
+	loader_set_config(NULL);
 	config_free(s->config);
 	s->config = NULL;
 	host_set_config(NULL);

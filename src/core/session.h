@@ -71,6 +71,14 @@ unsigned session_threads(const struct torpor_session *s);
  * cannot be read. */
 uint64_t session_meminfo(const char *key);
 
+/*
+ * Wait (2 s at most) until this process has no thread but the caller.  The
+ * threads a freezing task creates after the freeze carry the freezer's
+ * mark, and the kernel warns at the thaw about any that still exists, even
+ * one already joined but not yet released.
+ */
+void session_wait_threads_gone(void);
+
 /* Seconds since an arbitrary point (CLOCK_MONOTONIC). */
 double session_now(void);
 

@@ -4,9 +4,11 @@
  * see crypt-key.h and doc/crypt.md.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <gcrypt.h>
@@ -166,6 +168,46 @@ crypt_x25519(const uint8_t *scalar, const uint8_t *point, uint8_t *out)
 }
 
 int
+crypt_argon2_check(uint32_t passes, uint32_t memory_kib, uint32_t parallel,
+		   char *reason, size_t reason_size)
+{
+	char dummy[1];
+
+	if (!reason || reason_size == 0) {
+		reason = dummy;
+		reason_size = sizeof(dummy);
+	}
+	if (passes < 1 || passes > CRYPT_ARGON2_MAX_PASSES) {
+		snprintf(reason, reason_size,
+			 "Argon2id passes %" PRIu32 " is out of range 1..%u",
+			 passes, CRYPT_ARGON2_MAX_PASSES);
+		return -ERANGE;
+	}
+	if (parallel < 1 || parallel > CRYPT_ARGON2_MAX_PARALLEL) {
+		snprintf(reason, reason_size,
+			 "Argon2id parallelism %" PRIu32 " is out of range 1..%u",
+			 parallel, CRYPT_ARGON2_MAX_PARALLEL);
+		return -ERANGE;
+	}
+	if (memory_kib < 8 * parallel ||
+	    memory_kib > CRYPT_ARGON2_MAX_MEMORY_KIB) {
+		snprintf(reason, reason_size,
+			 "Argon2id memory %" PRIu32 " KiB is out of range "
+			 "%" PRIu32 "..%u KiB", memory_kib, 8 * parallel,
+			 CRYPT_ARGON2_MAX_MEMORY_KIB);
+		return -ERANGE;
+	}
+	if ((uint64_t)passes * memory_kib > CRYPT_ARGON2_MAX_WORK_KIB) {
+		snprintf(reason, reason_size,
+			 "Argon2id passes x memory (%" PRIu32 " x %" PRIu32
+			 " KiB) is more than %llu KiB", passes, memory_kib,
+			 CRYPT_ARGON2_MAX_WORK_KIB);
+		return -ERANGE;
+	}
+	return 0;
+}
+
+int
 crypt_argon2id(const char *passphrase, size_t len, const uint8_t *salt,
 	       uint32_t passes, uint32_t memory_kib, uint32_t parallel,
 	       uint8_t *out)
@@ -175,11 +217,8 @@ crypt_argon2id(const char *passphrase, size_t len, const uint8_t *salt,
 	gcry_kdf_hd_t h;
 	gcry_error_t e;
 
-	if (passes < 1 || passes > CRYPT_ARGON2_MAX_PASSES ||
-	    parallel < 1 || parallel > CRYPT_ARGON2_MAX_PARALLEL ||
-	    memory_kib < 8 * parallel ||
-	    memory_kib > CRYPT_ARGON2_MAX_MEMORY_KIB)
-		return -EINVAL;
+	if (crypt_argon2_check(passes, memory_kib, parallel, NULL, 0) < 0)
+		return -ERANGE;
 	e = gcry_kdf_open(&h, GCRY_KDF_ARGON2, GCRY_KDF_ARGON2ID, param, 4,
 			  passphrase, len, salt, CRYPT_SALT_SIZE,
 			  NULL, 0, NULL, 0);
@@ -226,15 +265,37 @@ crypt_sk_seal(const uint8_t *sk, const uint8_t *pk, const char *passphrase,
 }
 
 int
+crypt_sk_problem(const uint8_t *file, size_t len, char *reason,
+		 size_t reason_size)
+{
+	if (len != CRYPT_SK_FILE_SIZE || memcmp(file, CRYPT_SK_MAGIC, 8) != 0) {
+		snprintf(reason, reason_size, "not a torpor private key");
+		return -EBADMSG;
+	}
+	if (file[8] != CRYPT_SK_VERSION || file[9] != CRYPT_KDF_ARGON2ID) {
+		snprintf(reason, reason_size, "version %u, KDF %u: not a "
+			 "private key this version can read", file[8],
+			 file[9]);
+		return -EPROTONOSUPPORT;
+	}
+	if (file[10] || file[11]) {
+		snprintf(reason, reason_size, "reserved bytes are not zero: "
+			 "not a torpor private key");
+		return -EBADMSG;
+	}
+	/* Before anything is derived: the file says how much memory. */
+	return crypt_argon2_check(torpor_get_le32(file + CRYPT_SK_OFF_PASSES),
+				  torpor_get_le32(file + CRYPT_SK_OFF_MEMORY),
+				  torpor_get_le32(file + CRYPT_SK_OFF_PARALLEL),
+				  reason, reason_size);
+}
+
+int
 crypt_sk_check(const uint8_t *file, size_t len)
 {
-	if (len != CRYPT_SK_FILE_SIZE || memcmp(file, CRYPT_SK_MAGIC, 8) != 0)
-		return -EBADMSG;
-	if (file[8] != CRYPT_SK_VERSION || file[9] != CRYPT_KDF_ARGON2ID)
-		return -EPROTONOSUPPORT;
-	if (file[10] || file[11])
-		return -EBADMSG;
-	return 0;
+	char reason[160];
+
+	return crypt_sk_problem(file, len, reason, sizeof(reason));
 }
 
 int

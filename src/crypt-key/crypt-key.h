@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <gcrypt.h>
@@ -60,13 +61,20 @@
 #define CRYPT_SK_OFF_TAG 116
 #define CRYPT_SK_FILE_SIZE 132
 
-/* Argon2id bounds accepted when reading a key file; keygen's defaults. */
+/*
+ * keygen's Argon2id defaults, and the bounds of every parameter, checked
+ * (crypt_argon2_check()) before any memory is taken for the derivation:
+ * a crafted key file cannot make torpor-resume take more than 1 GiB, nor
+ * more than four times that in passes x memory (about ten times the
+ * default work).  Memory is at least 8 KiB per lane, as Argon2 needs.
+ */
 #define CRYPT_ARGON2_PASSES 3
 #define CRYPT_ARGON2_MEMORY_KIB (128u * 1024u)
 #define CRYPT_ARGON2_PARALLEL 1
-#define CRYPT_ARGON2_MAX_PASSES 64
-#define CRYPT_ARGON2_MAX_MEMORY_KIB (4u * 1024u * 1024u)
+#define CRYPT_ARGON2_MAX_PASSES 16
+#define CRYPT_ARGON2_MAX_MEMORY_KIB (1024u * 1024u)
 #define CRYPT_ARGON2_MAX_PARALLEL 16
+#define CRYPT_ARGON2_MAX_WORK_KIB (4ull * 1024u * 1024u)
 
 /* Public key file: one text line, "torpor-crypt-x25519-v1 " + 64 hex. */
 #define CRYPT_PK_PREFIX "torpor-crypt-x25519-v1 "
@@ -150,7 +158,17 @@ int crypt_aead(bool seal, const uint8_t *key, const uint8_t *nonce,
  * all-zero result, which only a low-order point can produce. */
 int crypt_x25519(const uint8_t *scalar, const uint8_t *point, uint8_t *out);
 
-/* Argon2id(passphrase, salt, passes, memory KiB, parallelism) -> 32 bytes. */
+/*
+ * Whether Argon2id parameters lie within the bounds above: 0, or -ERANGE
+ * with a reason in reason (reason_size bytes, may be 0) that names the
+ * first field out of bounds ("passes", "memory", "parallelism", or
+ * "passes x memory") and its limit.
+ */
+int crypt_argon2_check(uint32_t passes, uint32_t memory_kib,
+		       uint32_t parallel, char *reason, size_t reason_size);
+
+/* Argon2id(passphrase, salt, passes, memory KiB, parallelism) -> 32 bytes;
+ * -ERANGE, before anything is allocated, for parameters out of bounds. */
 int crypt_argon2id(const char *passphrase, size_t len, const uint8_t *salt,
 		   uint32_t passes, uint32_t memory_kib, uint32_t parallel,
 		   uint8_t *out);
@@ -164,8 +182,11 @@ int crypt_sk_seal(const uint8_t *sk, const uint8_t *pk, const char *passphrase,
 		  uint32_t parallel, uint8_t *file);
 
 /* Check a private key file's fixed fields: -EBADMSG when it is not one,
- * -EPROTONOSUPPORT for a later version or another KDF. */
+ * -EPROTONOSUPPORT for a later version or another KDF, -ERANGE for KDF
+ * parameters out of bounds.  crypt_sk_problem() says why in reason. */
 int crypt_sk_check(const uint8_t *file, size_t len);
+int crypt_sk_problem(const uint8_t *file, size_t len, char *reason,
+		     size_t reason_size);
 
 /*
  * Open a private key file with a passphrase: sk gets the scalar (secure

@@ -406,9 +406,12 @@ parse_args(int argc, char **argv, struct keygen_args *a)
 static int
 check_args(const struct keygen_args *a)
 {
-	if (a->memory_kib < 8 * a->parallel) {
-		log_error("keygen: --kdf-memory must be at least 8 KiB per lane (%u)",
-			  8 * a->parallel);
+	char why[160];
+
+	/* The bounds resume applies to the file: one place for both. */
+	if (crypt_argon2_check(a->passes, a->memory_kib, a->parallel, why,
+			       sizeof(why)) < 0) {
+		log_error("keygen: %s", why);
 		return -EINVAL;
 	}
 	if (a->keyfile && a->passphrase_file) {

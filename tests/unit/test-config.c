@@ -15,11 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "registry.h"
 #include "snapshot.h"
+#include "unit.h"
 
 static char tmpdir[256];
 static char captured[16384];
@@ -512,6 +514,110 @@ START_TEST(test_line_too_long)
 }
 END_TEST
 
+/*
+ * config_load(path) fails with want, its one message names path (and
+ * PATH:LINE when line is not 0) and mentions needle, and it read at most
+ * max_read bytes of anything on the way.
+ */
+static void
+expect_bounded_refusal(const char *path, int want, unsigned line,
+		       const char *needle, unsigned long long max_read)
+{
+	struct torpor_config *c = SENTINEL;
+	unsigned long long before, after;
+	int r;
+
+	capture_start();
+	before = unit_bytes_read();
+	r = config_load(path, true, &c);
+	after = unit_bytes_read();
+	capture_end();
+	ck_assert_int_eq(r, want);
+	ck_assert_ptr_eq(c, SENTINEL);
+	if (line)
+		assert_message(path, line, needle);
+	ck_assert_msg(strstr(captured, path) && strstr(captured, needle),
+		      "'%s' does not name %s and '%s'", captured, path, needle);
+	ck_assert_uint_eq(count_lines(captured), 1);
+	ck_assert_msg(after - before <= max_read,
+		      "%llu bytes were read for a refusal", after - before);
+}
+
+START_TEST(test_not_a_regular_file)
+{
+	char fifo[300];
+
+	/* /dev/zero would never end: refused before a byte is read, not
+	 * taken as an empty file. */
+	expect_bounded_refusal("/dev/zero", -EINVAL, 0, "not a regular file",
+			       4096);
+	/* A FIFO without a writer: refused at once, no waiting on it. */
+	snprintf(fifo, sizeof(fifo), "%s/fifo.conf", tmpdir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	expect_bounded_refusal(fifo, -EINVAL, 0, "not a regular file", 4096);
+	/* A directory. */
+	expect_bounded_refusal(tmpdir, -EINVAL, 0, "not a regular file", 4096);
+}
+END_TEST
+
+START_TEST(test_file_too_large)
+{
+	char path[300];
+	int fd;
+
+	/* 128 MiB (sparse): refused by its size, nothing of it read. */
+	write_file("huge.conf", "[torpor]\nthreads = 2\n", path,
+		   sizeof(path));
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 128 << 20), 0);
+	close(fd);
+	expect_bounded_refusal(path, -EFBIG, 0, "larger than", 4096);
+	/* One byte over the bound is enough; the bound itself loads. */
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, CONFIG_MAX_FILE_SIZE + 1), 0);
+	close(fd);
+	expect_bounded_refusal(path, -EFBIG, 0, "1048576 bytes", 4096);
+}
+END_TEST
+
+START_TEST(test_long_line_not_read_whole)
+{
+	static const char start[] = "[torpor]\nplugin_dir = /";
+	size_t len = CONFIG_MAX_FILE_SIZE - 64, n = sizeof(start) - 1;
+	char *text = malloc(len + 1), path[300];
+
+	/* A line of almost 1 MiB: refused at its bound, its rest unread. */
+	ck_assert_ptr_nonnull(text);
+	memcpy(text, start, n);
+	memset(text + n, 'a', len - n);
+	text[len] = '\0';
+	write_file("long.conf", text, path, sizeof(path));
+	free(text);
+	expect_bounded_refusal(path, -EINVAL, 2, "more than 4096 bytes",
+			       64 * 1024);
+}
+END_TEST
+
+START_TEST(test_longest_line_loads)
+{
+	char text[CONFIG_MAX_LINE + 64], path[300];
+	struct torpor_config *c;
+
+	/* Leading blanks count towards the line's bytes, not towards what
+	 * the parser sees: a line of exactly the bound loads. */
+	snprintf(text, sizeof(text), "[torpor]\n%*s\n", CONFIG_MAX_LINE,
+		 "threads = 2");
+	c = load_text(text, path, sizeof(path));
+	ck_assert_uint_eq(c->threads, 2);
+	config_free(c);
+	snprintf(text, sizeof(text), "[torpor]\n%*s\n", CONFIG_MAX_LINE + 1,
+		 "threads = 2");
+	expect_load_error(text, 2, "line too long");
+}
+END_TEST
+
 START_TEST(test_key_before_section)
 {
 	expect_load_error("threads = 2\n[torpor]\n", 1, "key 'threads'");
@@ -701,6 +807,64 @@ START_TEST(test_unknown_section_without_registry)
 	ck_assert_int_eq(config_check_plugins(c, NULL), -EINVAL);
 	capture_end();
 	assert_message(path, 2, "[fake] key 'level'");
+	config_free(c);
+}
+END_TEST
+
+START_TEST(test_empty_unknown_section)
+{
+	struct torpor_config *c;
+	char path[300];
+
+	/* No key under it: told at its header. */
+	expect_plugin_error("[torpor]\nwriter = other\n\n[nosuch]\n", 4,
+			    "[nosuch]");
+	ck_assert_ptr_nonnull(strstr(captured, "no plugin named 'nosuch'"));
+	/* Twice in the file, told once. */
+	expect_plugin_error("[nosuch]\n[fake]\nlevel = 3\n[nosuch]\n", 1,
+			    "[nosuch]");
+	/* Without a registry, too. */
+	c = load_text("[torpor]\n[ghost]\n", path, sizeof(path));
+	capture_start();
+	ck_assert_int_eq(config_check_plugins(c, NULL), -EINVAL);
+	capture_end();
+	assert_message(path, 2, "[ghost]");
+	config_free(c);
+	/* An empty section of a loaded plugin, and an empty [torpor], are
+	 * fine. */
+	c = load_text("[torpor]\n[fake]\n[other]\n", path, sizeof(path));
+	capture_start();
+	ck_assert_int_eq(config_check_plugins(c, &fake_registry), 0);
+	capture_end();
+	ck_assert_str_eq(captured, "");
+	ck_assert_uint_eq(c->n_sections, 3);
+	ck_assert_str_eq(c->sections[1].name, "fake");
+	ck_assert_uint_eq(c->sections[1].line, 2);
+	config_free(c);
+}
+END_TEST
+
+START_TEST(test_check_section_alone)
+{
+	struct torpor_config *c;
+	char path[300];
+
+	/* One plugin's section, with FILE:LINE; other sections (even
+	 * unknown ones) are not its business. */
+	c = load_text("[ghost]\nspeed = 1\n[fake]\nlevel = 10\n"
+		      "mode = slow\nnope = 1\n", path, sizeof(path));
+	capture_start();
+	ck_assert_int_eq(config_check_section(c, &fake_entry.ops), -EINVAL);
+	capture_end();
+	assert_message(path, 4, "[fake] key 'level'");
+	assert_message(path, 6, "[fake] key 'nope'");
+	ck_assert_uint_eq(count_lines(captured), 2);
+	ck_assert_ptr_null(strstr(captured, "ghost"));
+	capture_start();
+	ck_assert_int_eq(config_check_section(c, &other_entry.ops), 0);
+	ck_assert_int_eq(config_check_section(NULL, &fake_entry.ops), 0);
+	capture_end();
+	ck_assert_str_eq(captured, "");
 	config_free(c);
 }
 END_TEST
@@ -1352,6 +1516,10 @@ config_suite(void)
 	tcase_add_test(errors, test_syntax_error_no_key);
 	tcase_add_test(errors, test_syntax_error_first_wins);
 	tcase_add_test(errors, test_line_too_long);
+	tcase_add_test(errors, test_not_a_regular_file);
+	tcase_add_test(errors, test_file_too_large);
+	tcase_add_test(errors, test_long_line_not_read_whole);
+	tcase_add_test(errors, test_longest_line_loads);
 	tcase_add_test(errors, test_key_before_section);
 	tcase_add_test(errors, test_duplicate_key_torpor);
 	tcase_add_test(errors, test_duplicate_key_plugin);
@@ -1374,6 +1542,8 @@ config_suite(void)
 	tcase_add_test(plugins, test_unknown_section);
 	tcase_add_test(plugins, test_unknown_section_without_registry);
 	tcase_add_test(plugins, test_unknown_key_plugin);
+	tcase_add_test(plugins, test_empty_unknown_section);
+	tcase_add_test(plugins, test_check_section_alone);
 	tcase_add_test(plugins, test_plugin_int_out_of_range);
 	tcase_add_test(plugins, test_plugin_bad_size);
 	tcase_add_test(plugins, test_plugin_bad_bool);

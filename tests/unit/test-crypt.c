@@ -13,12 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gcrypt.h>
 
 #include <torpor/plugin.h>
+#include <torpor/plugin-util.h>
 
 #include "crypt-key.h"
 /* torpor keygen, linked from its library (which also brings the
@@ -1166,6 +1169,171 @@ START_TEST(test_key_owner_checked_as_root)
 }
 END_TEST
 
+/* ---- bounds of the private key file's KDF parameters ---- */
+
+static void read_all(const char *path, char *buf, size_t size,
+		     size_t *ret_len);
+
+/* Overwrite the u32 at off of the private key file in the test's dir. */
+static void
+patch_private_key(size_t off, uint32_t v)
+{
+	uint8_t le[4];
+	char p[512];
+	int fd;
+
+	path_in_tmp(p, sizeof(p), "crypt.key");
+	torpor_put_le32(le, v);
+	fd = open(p, O_WRONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, le, 4, (off_t)off), 4);
+	close(fd);
+}
+
+/*
+ * A sealed key whose file asks for parameters out of bounds (4 GiB of
+ * Argon2 memory took 4 GiB and 13 s before): refused before the
+ * passphrase is even asked, with a message naming the field.
+ */
+START_TEST(test_private_key_kdf_out_of_bounds)
+{
+	static const struct {
+		size_t off;
+		uint32_t value;
+		const char *says;
+	} cases[] = {
+		{ CRYPT_SK_OFF_MEMORY, 4u * 1024 * 1024,
+		  "memory 4194304 KiB is out of range" },
+		{ CRYPT_SK_OFF_MEMORY, 0xffffffffu, "memory 4294967295 KiB" },
+		{ CRYPT_SK_OFF_PASSES, 1000, "passes 1000 is out of range" },
+		{ CRYPT_SK_OFF_PASSES, 0, "passes 0" },
+		{ CRYPT_SK_OFF_PARALLEL, 255, "parallelism 255" },
+	};
+	struct stored *s = new_stored();
+	struct image im;
+
+	sealed_image(&im, s);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t file[CRYPT_SK_FILE_SIZE];
+		char p[512];
+		size_t len;
+
+		path_in_tmp(p, sizeof(p), "crypt.key");
+		read_all(p, (char *)file, sizeof(file), &len);
+		patch_private_key(cases[i].off, cases[i].value);
+		log_text[0] = '\0';
+		script(1, PASSPHRASE);
+		/* A refusal (the key is unusable), not an I/O error. */
+		ck_assert_int_eq(resume_all(&im, s), -EPROTONOSUPPORT);
+		ck_assert_int_eq(asked, 0);
+		ck_assert_msg(strstr(log_text, cases[i].says) &&
+			      strstr(log_text, p), "%s", log_text);
+		/* The original parameters still open it. */
+		patch_private_key(cases[i].off,
+				  torpor_get_le32(file + cases[i].off));
+	}
+	script(1, PASSPHRASE);
+	ck_assert_int_eq(resume_all(&im, s), 0);
+	free(s);
+}
+END_TEST
+
+START_TEST(test_argon2_bounds)
+{
+	char why[160];
+
+	/* The largest of each, alone and together, pass. */
+	ck_assert_int_eq(crypt_argon2_check(CRYPT_ARGON2_MAX_PASSES, 8, 1,
+					    why, sizeof(why)), 0);
+	ck_assert_int_eq(crypt_argon2_check(4, CRYPT_ARGON2_MAX_MEMORY_KIB,
+					    CRYPT_ARGON2_MAX_PARALLEL, why,
+					    sizeof(why)), 0);
+	ck_assert_int_eq(crypt_argon2_check(16, 256 * 1024, 1, why,
+					    sizeof(why)), 0);
+	ck_assert_int_eq(crypt_argon2_check(CRYPT_ARGON2_PASSES,
+					    CRYPT_ARGON2_MEMORY_KIB,
+					    CRYPT_ARGON2_PARALLEL, NULL, 0), 0);
+	/* Each field out of bounds is named. */
+	ck_assert_int_eq(crypt_argon2_check(17, 64, 1, why, sizeof(why)),
+			 -ERANGE);
+	ck_assert_ptr_nonnull(strstr(why, "passes 17"));
+	ck_assert_int_eq(crypt_argon2_check(1, 64, 17, why, sizeof(why)),
+			 -ERANGE);
+	ck_assert_ptr_nonnull(strstr(why, "parallelism 17"));
+	ck_assert_int_eq(crypt_argon2_check(1, 1024 * 1024 + 1, 1, why,
+					    sizeof(why)), -ERANGE);
+	ck_assert_ptr_nonnull(strstr(why, "memory 1048577 KiB"));
+	ck_assert_int_eq(crypt_argon2_check(1, 31, 4, why, sizeof(why)),
+			 -ERANGE);
+	ck_assert_ptr_nonnull(strstr(why, "memory 31 KiB"));
+	ck_assert_int_eq(crypt_argon2_check(5, 1024 * 1024, 1, why,
+					    sizeof(why)), -ERANGE);
+	ck_assert_ptr_nonnull(strstr(why, "passes x memory"));
+	/* The derivation itself refuses them before taking memory. */
+	ck_assert_int_eq(crypt_argon2id("pw", 2, (const uint8_t *)"0123456789abcdef",
+					1, 4u * 1024 * 1024, 1,
+					(uint8_t *)why), -ERANGE);
+}
+END_TEST
+
+#if !defined(__SANITIZE_ADDRESS__)
+/* The process's address space now, from /proc/self/statm (pages). */
+static size_t
+address_space_bytes(void)
+{
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%lu", &pages), 1);
+	fclose(f);
+	return pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+#endif
+
+/*
+ * Opening a key file that asks for 4 GiB, with the address space
+ * limited to 256 MiB more than the process has: refused with -ERANGE, not
+ * -ENOMEM (nothing was tried).  A sanitizer reserves terabytes of shadow,
+ * so this runs only in a build without one.
+ */
+START_TEST(test_private_key_memory_bounded)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return;
+#else
+	uint8_t sk[32], pk[32], file[CRYPT_SK_FILE_SIZE], back[32];
+	int status;
+	pid_t pid;
+
+	gcry_randomize(sk, sizeof(sk), GCRY_STRONG_RANDOM);
+	ck_assert_int_eq(crypt_x25519(sk, NULL, pk), 0);
+	ck_assert_int_eq(crypt_sk_seal(sk, pk, "pw", 2, 1, 64, 1, file), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rlimit rl;
+		int r;
+
+		rl.rlim_cur = rl.rlim_max = address_space_bytes() + (256 << 20);
+		if (setrlimit(RLIMIT_AS, &rl) < 0)
+			_exit(90);
+		torpor_put_le32(file + CRYPT_SK_OFF_MEMORY, 4u * 1024 * 1024);
+		r = crypt_sk_open(file, "pw", 2, back);
+		if (r != -ERANGE)
+			_exit(91);
+		/* The limit is real: 1 GiB, within the bounds, does not fit. */
+		torpor_put_le32(file + CRYPT_SK_OFF_MEMORY, 1024 * 1024);
+		r = crypt_sk_open(file, "pw", 2, back);
+		_exit(r == -ENOMEM ? 0 : 92);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+#endif
+}
+END_TEST
+
 /* ---- keygen ---- */
 
 static void
@@ -1412,6 +1580,7 @@ crypt_suite(void)
 	tcase_add_test(tc, test_key_file_mode_refused);
 	tcase_add_test(tc, test_public_key_writable_refused);
 	tcase_add_test(tc, test_key_owner_checked_as_root);
+	tcase_add_test(tc, test_private_key_kdf_out_of_bounds);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("keygen");
@@ -1428,6 +1597,8 @@ crypt_suite(void)
 	tcase_add_test(tc, test_hkdf_rfc5869);
 	tcase_add_test(tc, test_x25519_rfc7748);
 	tcase_add_test(tc, test_private_key_file_roundtrip);
+	tcase_add_test(tc, test_argon2_bounds);
+	tcase_add_test(tc, test_private_key_memory_bounded);
 	suite_add_tcase(s, tc);
 
 	return s;

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "crc32c.h"
 #include "host.h"
 #include "loader.h"
@@ -155,6 +156,8 @@ static void
 teardown(void)
 {
 	loader_unload_all(&reg);
+	loader_set_config(NULL);
+	host_set_config(NULL);
 	unsetenv("TORPOR_TEST_TRACE");
 	unlink(trace_path);
 	log_set_max_level(TORPOR_LOG_NOTICE);
@@ -857,6 +860,105 @@ START_TEST(test_shipped_plugins_load)
 }
 END_TEST
 
+/* ---- the plugin's section, checked before its load() ---- */
+
+/* Write text to a fresh file and load it as the configuration that the
+ * loader and the host use. */
+static struct torpor_config *
+use_config(const char *text, char *path, size_t size)
+{
+	struct torpor_config *c = NULL;
+	int fd;
+
+	snprintf(path, size, "/tmp/torpor-loader-conf-XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	ck_assert_int_eq(config_load(path, false, &c), 0);
+	unlink(path);
+	loader_set_config(c);
+	host_set_config(c);
+	return c;
+}
+
+/*
+ * An out-of-range value of a shipped filter that reads its value in
+ * load(): refused by the core with FILE:LINE before load() runs (the
+ * plugin's own message, without a place, never appears), and the plugin
+ * is not registered.
+ */
+static void
+expect_section_refused(const char *name, const char *text, unsigned line,
+		       const char *key, const char *plugin_message)
+{
+	const char *dir = env_dir("TORPOR_BUILD_PLUGINDIR");
+	struct torpor_config *c;
+	char path[64], log[4096], want[128];
+	int r;
+
+	ck_assert_ptr_nonnull(gcry_check_version(NULL));
+	c = use_config(text, path, sizeof(path));
+	capture_start();
+	r = loader_load(&reg, dir, name, &host, TORPOR_LOG_ERR, NULL);
+	capture_end(log, sizeof(log));
+	ck_assert_int_eq(r, -EINVAL);
+	snprintf(want, sizeof(want), "%s:%u: [%s] key '%s'", path, line, name,
+		 key);
+	ck_assert_msg(strstr(log, want), "'%s' not in: %s", want, log);
+	ck_assert_msg(!strstr(log, plugin_message),
+		      "the plugin's load() ran: %s", log);
+	ck_assert_ptr_null(registry_find(&reg, name));
+
+	/* loader_load_all() fails for it, though nothing requires it. */
+	capture_start();
+	r = loader_load_all(&reg, dir, NULL, 0, &host);
+	capture_end(log, sizeof(log));
+	ck_assert_int_eq(r, -EINVAL);
+	ck_assert_msg(strstr(log, want), "'%s' not in: %s", want, log);
+	ck_assert_ptr_null(registry_find(&reg, name));
+	loader_unload_all(&reg);
+	loader_set_config(NULL);
+	host_set_config(NULL);
+	config_free(c);
+}
+
+START_TEST(test_section_checked_before_load)
+{
+	expect_section_refused("zlib", "[zlib]\nlevel = 0\n", 2, "level",
+			       "not a deflate level");
+	expect_section_refused("checksum",
+			       "[torpor]\nthreads = 1\n[checksum]\n"
+			       "algorithm = md5\n", 4, "algorithm",
+			       "no valid value");
+	expect_section_refused("zlib", "[zlib]\nlevel = 3\nspeed = 1\n", 3,
+			       "speed", "not a deflate level");
+}
+END_TEST
+
+START_TEST(test_good_section_reaches_load)
+{
+	const char *dir = env_dir("TORPOR_BUILD_PLUGINDIR");
+	struct torpor_config *c;
+	struct plugin_entry *e = NULL;
+	char path[64], info[256];
+	int64_t v = 0;
+
+	c = use_config("[zlib]\nlevel = 9\n", path, sizeof(path));
+	ck_assert_int_eq(loader_load(&reg, dir, "zlib", &host, TORPOR_LOG_ERR,
+				     &e), 0);
+	ck_assert_int_eq(host.config_number("zlib", "level", &v), 0);
+	ck_assert_int_eq(v, 9);
+	/* load() read the level through the host. */
+	ck_assert_int_gt(e->ops.print_debug_info(info, sizeof(info)), 0);
+	ck_assert_msg(strstr(info, "deflate level 9"), "%s", info);
+	loader_unload_all(&reg);
+	loader_set_config(NULL);
+	host_set_config(NULL);
+	config_free(c);
+}
+END_TEST
+
 /* ---- unloading ---- */
 
 START_TEST(test_unload_refused_while_referenced)
@@ -953,6 +1055,8 @@ loader_suite(void)
 	tcase_add_test(tc, test_load_all_required_missing);
 	tcase_add_test(tc, test_load_all_no_dir);
 	tcase_add_test(tc, test_shipped_plugins_load);
+	tcase_add_test(tc, test_section_checked_before_load);
+	tcase_add_test(tc, test_good_section_reaches_load);
 	tcase_add_test(tc, test_unload_refused_while_referenced);
 	tcase_add_test(tc, test_unload_active_writer);
 	tcase_add_test(tc, test_unload_all);

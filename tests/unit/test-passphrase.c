@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "passphrase.h"
+#include "unit.h"
 
 Suite *passphrase_suite(void);
 
@@ -144,6 +145,149 @@ START_TEST(test_new_from_file)
 	ck_assert_str_eq(buf, "fresh");
 	write_file(p, "\n", 0600);
 	ck_assert_int_eq(passphrase_ask_new("New: ", buf, sizeof(buf)), -EINVAL);
+}
+END_TEST
+
+/* ---- bounds and permissions of a passphrase file ---- */
+
+static char captured[4096];
+static int saved_stderr = -1;
+static FILE *capture_file;
+
+static void
+capture_start(void)
+{
+	fflush(stderr);
+	capture_file = tmpfile();
+	ck_assert_ptr_nonnull(capture_file);
+	saved_stderr = dup(STDERR_FILENO);
+	ck_assert_int_ge(dup2(fileno(capture_file), STDERR_FILENO), 0);
+}
+
+static void
+capture_end(void)
+{
+	size_t n;
+
+	fflush(stderr);
+	dup2(saved_stderr, STDERR_FILENO);
+	close(saved_stderr);
+	rewind(capture_file);
+	n = fread(captured, 1, sizeof(captured) - 1, capture_file);
+	captured[n] = '\0';
+	fclose(capture_file);
+	fputs(captured, stderr);
+}
+
+/* Asking with file set gives want, one message naming the file and
+ * needle, and no part of an answer in buf. */
+static void
+expect_file_refused(const char *file, int want, const char *needle)
+{
+	char buf[64];
+	int r;
+
+	memset(buf, 'x', sizeof(buf));
+	passphrase_set_file(file);
+	capture_start();
+	r = passphrase_ask(NULL, buf, sizeof(buf));
+	capture_end();
+	ck_assert_int_eq(r, want);
+	ck_assert_msg(strstr(captured, file) && strstr(captured, needle),
+		      "'%s' does not name %s and '%s'", captured, file, needle);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		ck_assert_int_ne(buf[i], 'x');
+}
+
+START_TEST(test_file_readable_by_others_refused)
+{
+	const char *p = tmp_path("pass");
+	char buf[64];
+
+	write_file(p, "secret\n", 0644);
+	expect_file_refused(p, -EPERM, "chmod 600");
+	ck_assert_ptr_nonnull(strstr(captured, "0644"));
+	write_file(p, "secret\n", 0640);
+	expect_file_refused(p, -EPERM, "mode 0640");
+	write_file(p, "secret\n", 0602);
+	expect_file_refused(p, -EPERM, "mode 0602");
+	/* 0400 is fine (0600: the other tests). */
+	write_file(p, "secret\n", 0400);
+	ck_assert_int_eq(passphrase_ask(NULL, buf, sizeof(buf)), 6);
+}
+END_TEST
+
+START_TEST(test_file_of_another_user_refused)
+{
+	const char *p = tmp_path("pass");
+
+	if (geteuid() != 0)
+		return;		/* only root can give a file away */
+	write_file(p, "secret\n", 0600);
+	ck_assert_int_eq(chown(p, 65534, 65534), 0);
+	expect_file_refused(p, -EPERM, "owned by uid 65534");
+}
+END_TEST
+
+START_TEST(test_file_too_large_refused)
+{
+	const char *p = tmp_path("pass");
+	int fd;
+
+	write_file(p, "secret\n", 0600);
+	fd = open(p, O_WRONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, PASSPHRASE_MAX_FILE + 1), 0);
+	close(fd);
+	expect_file_refused(p, -EFBIG, "65536");
+}
+END_TEST
+
+START_TEST(test_file_dev_zero_refused)
+{
+	/* Never ended before: a device is not a passphrase file. */
+	expect_file_refused("/dev/zero", -EINVAL, "not a regular file");
+}
+END_TEST
+
+START_TEST(test_file_endless_pipe_bounded)
+{
+	unsigned long long before, after;
+	char buf[64], path[64];
+	int fds[2], status, r;
+	pid_t pid;
+
+	/* A pipe that never ends and never holds a newline, as
+	 * `--passphrase-file <(cat /dev/zero)` would be: the answer is
+	 * refused once the buffer is full, nothing more is read. */
+	ck_assert_int_eq(pipe2(fds, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		static const char zeros[4096];
+
+		close(fds[0]);
+		signal(SIGPIPE, SIG_DFL);
+		while (write(fds[1], zeros, sizeof(zeros)) > 0)
+			;
+		_exit(0);
+	}
+	close(fds[1]);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[0]);
+	passphrase_set_file(path);
+	capture_start();
+	before = unit_bytes_read();
+	r = passphrase_ask(NULL, buf, sizeof(buf));
+	after = unit_bytes_read();
+	capture_end();
+	close(fds[0]);
+	ck_assert_int_eq(r, -EMSGSIZE);
+	ck_assert_msg(strstr(captured, "longer than 63 bytes"), "%s",
+		      captured);
+	ck_assert_msg(after - before <= 4096, "%llu bytes read",
+		      after - before);
+	/* The writer ends with the pipe. */
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 }
 END_TEST
 
@@ -321,6 +465,11 @@ passphrase_suite(void)
 	tcase_add_test(tc, test_file_empty_and_too_long);
 	tcase_add_test(tc, test_file_missing);
 	tcase_add_test(tc, test_new_from_file);
+	tcase_add_test(tc, test_file_readable_by_others_refused);
+	tcase_add_test(tc, test_file_of_another_user_refused);
+	tcase_add_test(tc, test_file_too_large_refused);
+	tcase_add_test(tc, test_file_dev_zero_refused);
+	tcase_add_test(tc, test_file_endless_pipe_bounded);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("interactive");

@@ -485,6 +485,40 @@ START_TEST(pool_keeps_order_and_shuts_down_with_queued_work)
 }
 END_TEST
 
+/*
+ * 256 threads of 1024-page chunks took 6.5 GiB (locked by mlockall): the
+ * thread count is lowered until the pool's memory fits its budget, and
+ * pool_memory() (what the cycle's memory check counts) agrees.
+ */
+START_TEST(pool_threads_bounded_by_memory)
+{
+	struct chain c;
+	struct pool p;
+	unsigned t;
+
+	hand_chain(&c, 1024);
+	t = pool_threads_for(&c, 256);
+	ck_assert_uint_eq(t, 1);
+	ck_assert_uint_le(pool_memory(&c, 256), POOL_MEMORY_BUDGET);
+	ck_assert_uint_eq(pool_memory(&c, 256), pool_memory(&c, t));
+	ck_assert_int_eq(pool_init(&p, &c, POOL_ENCODE, 256), 0);
+	ck_assert_uint_eq(p.want_threads, 1);
+	ck_assert_uint_eq(p.n_workers, 1);
+	ck_assert_uint_eq(p.n_slots, 4);
+	pool_free(&p);
+
+	/* Small chunks: many threads fit, but not 256. */
+	hand_chain(&c, 32);
+	t = pool_threads_for(&c, 256);
+	ck_assert_uint_gt(t, 8);
+	ck_assert_uint_lt(t, 256);
+	ck_assert_uint_le(pool_memory(&c, 256), POOL_MEMORY_BUDGET);
+	/* A count that fits is kept; so is "no thread". */
+	ck_assert_uint_eq(pool_threads_for(&c, 4), 4);
+	ck_assert_uint_eq(pool_threads_for(&c, 0), 0);
+}
+END_TEST
+
 /* ---- cycle and resume ---- */
 
 START_TEST(roundtrip_in_memory)
@@ -900,6 +934,7 @@ pipeline_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, pool_init_failure_frees_every_worker);
+	tcase_add_test(tc, pool_threads_bounded_by_memory);
 	tcase_add_loop_test(tc, pool_keeps_order_and_shuts_down_with_queued_work, 0, 5);
 	tcase_add_loop_test(tc, roundtrip_in_memory, 0, 3);
 	tcase_add_test(tc, binding_valid_until_cleanup);

@@ -6,7 +6,7 @@
 # valid checksum (so that only crypt can notice) is refused by verify with
 # exit 2 and a message naming it.
 # Usage: crypt.sh BUILD_DIR [CASE]   (CASE: sealed, keyfile, wrong-passphrase,
-#        wrong-keyfile, header; default all).  Exit 0 pass, 1 fail, 77 skip.
+#        wrong-keyfile, kdf-bounds, header; default all).  Exit 0 pass, 1 fail, 77 skip.
 build="${1:?usage: crypt.sh BUILD_DIR [CASE]}"
 only="${2:-}"
 build=$(cd "$build" && pwd) || exit 1
@@ -80,6 +80,7 @@ if want wrong-passphrase; then
 	t_run hib torpor hibernate --direct
 	expect_rc 0 "wrong passphrase: hibernate"
 	printf 'not the passphrase\n' >"$WORK/wrong"
+	chmod 600 "$WORK/wrong"
 	t_run ver torpor verify --passphrase-file "$WORK/wrong"
 	expect_rc 2 "wrong passphrase: verify"
 	expect_err "wrong passphrase" "wrong passphrase: message"
@@ -100,6 +101,32 @@ if want wrong-keyfile; then
 	expect_rc 2 "wrong key file: verify"
 	expect_err "not the one this image was encrypted with" "wrong key file: message"
 	mv -f "$KEYS/right.keyfile" "$KEYS/crypt.keyfile"
+fi
+
+if want kdf-bounds; then
+	# A private key asking for 4 GiB of Argon2 memory (it took 4 GiB and
+	# 13 s before): refused before the derivation, naming the field; run
+	# under a 512 MiB address space outside a sanitizer build.
+	rm -f "$IMAGE"; sealed_config
+	t_run hib torpor hibernate --direct
+	expect_rc 0 "kdf-bounds: hibernate"
+	cp -p "$KEYS/crypt.key" "$WORK/good.key"
+	printf '\000\000\100\000' |
+		dd of="$KEYS/crypt.key" bs=1 seek=16 conv=notrunc status=none
+	if ldd "$TORPOR_RESUME" 2>/dev/null | grep -q libasan; then
+		t_run res torpor_resume --passphrase-file "$PASS"
+	else
+		t_run res bash -c '(ulimit -v 524288 && "$@")' _ \
+			"$TORPOR_RESUME" --config "$CONF" \
+			--plugin-dir "$TORPOR_PLUGINDIR" --cmdline /dev/null \
+			--passphrase-file "$PASS"
+	fi
+	expect_rc 2 "kdf-bounds: resume"
+	expect_err "refusing the private key $KEYS/crypt.key: Argon2id memory 4194304 KiB is out of range" \
+		"kdf-bounds: message"
+	cp -p "$WORK/good.key" "$KEYS/crypt.key"
+	t_run res torpor_resume --passphrase-file "$PASS"
+	expect_rc 0 "kdf-bounds: resume with the key as it was"
 fi
 
 if want header; then

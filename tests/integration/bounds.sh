@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Inputs that can be large are bounded before the memory is taken, and bad
+# configuration values are told with FILE:LINE by the core: one case per
+# run, each checking the exit status and a message naming what and where.
+# Where memory is the point, the program runs under `ulimit -v` (not in a
+# sanitizer build, whose shadow memory needs terabytes of address space):
+# before, each of these needed gigabytes or never ended.
+# Usage: bounds.sh CASE
+. "$(dirname "$0")/lib.sh"
+case_name="$1"
+
+# limited CMD...: run with at most 256 MiB of address space.
+limited() {
+	if ldd "$TORPOR" 2>/dev/null | grep -q 'libasan'; then
+		"$@"
+	else
+		(ulimit -v 262144 && "$@")
+	fi
+}
+
+# line_of REGEX: the line number of the configuration matching REGEX.
+line_of() { grep -n -E -- "$1" "$CONF" | head -n 1 | cut -d: -f1; }
+
+case "$case_name" in
+config-dev-zero)
+	# Grew without bound, then gave the defaults and exit 0.
+	t_run cfg limited "$TORPOR" --config /dev/zero config
+	expect_rc 1 "--config /dev/zero"
+	expect_err "^torpor: /dev/zero: not a regular file" "--config /dev/zero: message"
+	grep -q '^\[torpor\]' "$OUT" && fail "--config /dev/zero printed a configuration"
+	;;
+config-huge)
+	# 128 MiB: refused by its size, never read.
+	write_config "sim:1M" ""
+	truncate -s 128M "$CONF"
+	t_run cfg limited "$TORPOR" --config "$CONF" config
+	expect_rc 1 "a 128 MiB configuration"
+	expect_err "$CONF: 134217728 bytes, larger than a configuration may be \(1048576 bytes\)" \
+		"a 128 MiB configuration: message"
+	;;
+config-long-line)
+	# A line of almost 1 MiB: refused at its 4097th byte.
+	write_config "sim:1M" ""
+	{ printf 'plugin_dir = /'; head -c 1000000 /dev/zero | tr '\0' a; echo; } >>"$CONF"
+	t_run cfg limited "$TORPOR" --config "$CONF" config
+	expect_rc 1 "a 1 MB line"
+	expect_err "$CONF:$(line_of '^plugin_dir'): \[raw\]: line too long \(more than 4096 bytes\)" \
+		"a 1 MB line: message"
+	;;
+plugin-value-zlib|plugin-value-checksum)
+	# Told by the core with FILE:LINE before the plugin's load() runs.
+	if [ "$case_name" = plugin-value-zlib ]; then
+		plugin=zlib key=level value=0 own="not a deflate level"
+	else
+		plugin=checksum key=algorithm value=md5 own="no valid value"
+	fi
+	[ -e "$TORPOR_PLUGINDIR/$plugin.so" ] || { echo "SKIP: no $plugin"; exit 77; }
+	write_config "sim:1M" "$plugin"
+	printf '\n[%s]\n%s = %s\n' "$plugin" "$key" "$value" >>"$CONF"
+	line=$(line_of "^$key = ")
+	for cmd in "hibernate --direct" verify config; do
+		t_run run torpor $cmd
+		expect_rc 1 "[$plugin] $key = $value: $cmd"
+		expect_err "^torpor: $CONF:$line: \[$plugin\] key '$key': .*$value" \
+			"[$plugin] $key = $value: $cmd: FILE:LINE"
+		grep -q "$own" "$ERR" && fail "[$plugin] $key = $value: $cmd: the plugin's load() ran"
+	done
+	t_run res torpor_resume
+	expect_rc 1 "[$plugin] $key = $value: torpor-resume"
+	expect_err "$CONF:$line: \[$plugin\] key '$key'" "[$plugin]: torpor-resume: FILE:LINE"
+	;;
+empty-section)
+	write_config "sim:1M" "" "" "[nosuch]"
+	line=$(line_of '^\[nosuch\]')
+	t_run hib torpor hibernate --direct
+	expect_rc 1 "an empty unknown section"
+	expect_err "^torpor: $CONF:$line: \[nosuch\]: no plugin named 'nosuch' is loaded" \
+		"an empty unknown section: message"
+	;;
+passphrase-dev-zero)
+	# Never returned.
+	t_run kg limited "$TORPOR" keygen --passphrase-file /dev/zero --output "$WORK/keys"
+	expect_rc 1 "--passphrase-file /dev/zero"
+	expect_err "passphrase file /dev/zero: not a regular file or a pipe" \
+		"--passphrase-file /dev/zero: message"
+	# The same endless zeros through a pipe: refused at the buffer's end.
+	t_run kg limited "$TORPOR" keygen --passphrase-file <(cat /dev/zero) --output "$WORK/keys"
+	expect_rc 1 "--passphrase-file from an endless pipe"
+	expect_err "passphrase file /dev/fd/[0-9]+: the passphrase is longer than" \
+		"--passphrase-file from an endless pipe: message"
+	[ -e "$WORK/keys/crypt.key" ] && fail "keygen wrote a key anyway"
+	;;
+passphrase-readable)
+	printf 'a passphrase\n' >"$WORK/pass"
+	for mode in 644 640 604; do
+		chmod "$mode" "$WORK/pass"
+		t_run kg "$TORPOR" keygen --passphrase-file "$WORK/pass" --output "$WORK/keys" \
+			--kdf-memory 64 --kdf-passes 1
+		expect_rc 1 "a passphrase file of mode $mode"
+		expect_err "passphrase file $WORK/pass: others may read or change it \(mode 0$mode\).*chmod 600" \
+			"a passphrase file of mode $mode: message"
+	done
+	[ -e "$WORK/keys/crypt.key" ] && fail "keygen wrote a key from a readable passphrase file"
+	chmod 600 "$WORK/pass"
+	t_run kg "$TORPOR" keygen --passphrase-file "$WORK/pass" --output "$WORK/keys" \
+		--kdf-memory 64 --kdf-passes 1
+	expect_rc 0 "a passphrase file of mode 600"
+	;;
+threads)
+	# 256 threads of 1024-page chunks took 6.5 GiB: now one thread,
+	# said so, and a working image.
+	write_config "sim:$((2048 * 4096)):9" "checksum" "threads = 256" "chunk_pages = 1024"
+	t_run hib limited "$TORPOR" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" hibernate --direct
+	expect_rc 0 "threads = 256, chunk_pages = 1024: hibernate"
+	expect_err "worker threads: 1 instead of 256, .* the pool stays under 64 MiB" \
+		"threads = 256: the notice"
+	t_run res limited "$TORPOR_RESUME" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" \
+		--cmdline /dev/null
+	expect_rc 0 "threads = 256, chunk_pages = 1024: torpor-resume"
+	expect_out "2048 pages restored" "threads = 256: every page restored"
+	;;
+*)
+	echo "unknown case $case_name"; exit 1 ;;
+esac
+finish
