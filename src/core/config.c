@@ -453,8 +453,8 @@ config_get(const struct torpor_config *c, const char *section,
 	return e ? e->value : NULL;
 }
 
-static const struct torpor_config_key *
-find_key(const struct torpor_plugin *p, const char *key)
+const struct torpor_config_key *
+config_find_key(const struct torpor_plugin *p, const char *key)
 {
 	const struct torpor_config_key *k;
 
@@ -476,7 +476,7 @@ config_get_for(const struct torpor_config *c, const struct torpor_plugin *p,
 	v = config_get(c, p->name, key);
 	if (v)
 		return v;
-	k = find_key(p, key);
+	k = config_find_key(p, key);
 	return k ? k->default_value : NULL;
 }
 
@@ -1296,7 +1296,7 @@ static int
 check_plugin_entry(const struct torpor_config *c,
 		   const struct config_entry *e, const struct torpor_plugin *p)
 {
-	const struct torpor_config_key *k = find_key(p, e->key);
+	const struct torpor_config_key *k = config_find_key(p, e->key);
 	const char *path = config_path_of(c);
 	char reason[REASON_MAX], names[160];
 
@@ -1463,7 +1463,7 @@ dump_plugin(const struct torpor_config *c, const struct torpor_plugin *p,
 	for (i = 0; i < c->n_entries; i++) {
 		const struct config_entry *e = &c->entries[i];
 
-		if (strcmp(e->section, p->name) == 0 && !find_key(p, e->key))
+		if (strcmp(e->section, p->name) == 0 && !config_find_key(p, e->key))
 			fprintf(f, "# not a key of this plugin\n%s = %s\n",
 				e->key, e->value);
 	}

@@ -100,6 +100,10 @@ void config_free(struct torpor_config *c);
 const char *config_get(const struct torpor_config *c, const char *section,
 		       const char *key);
 
+/* The key plugin p declares under that name, or NULL. */
+const struct torpor_config_key *config_find_key(const struct torpor_plugin *p,
+						const char *key);
+
 /* Value, else the plugin's declared default, else NULL. */
 const char *config_get_for(const struct torpor_config *c,
 			   const struct torpor_plugin *p, const char *key);

@@ -171,28 +171,16 @@ host_swap_free_pages(void)
 	return host_snapshot->ops->free_swap_pages(host_snapshot);
 }
 
-/* The declaration of [section] key, or NULL. */
-static const struct torpor_config_key *
-find_declared(const char *section, const char *key)
+static int
+host_config_number(const char *section, const char *key, int64_t *ret)
 {
 	const struct plugin_entry *e;
 	const struct torpor_config_key *k;
 
-	e = host_registry ? registry_find(host_registry, section) : NULL;
-	for (k = e ? e->ops.config_keys : NULL; k && k->name; k++)
-		if (strcmp(k->name, key) == 0)
-			return k;
-	return NULL;
-}
-
-static int
-host_config_number(const char *section, const char *key, int64_t *ret)
-{
-	const struct torpor_config_key *k;
-
 	if (!section || !key || !ret)
 		return -EINVAL;
-	k = find_declared(section, key);
+	e = host_registry ? registry_find(host_registry, section) : NULL;
+	k = e ? config_find_key(&e->ops, key) : NULL;
 	if (!k)
 		return -EINVAL;
 	return config_number_of(k, host_config_get(section, key), ret);
