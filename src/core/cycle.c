@@ -39,7 +39,63 @@ struct cycle {
 	bool woke;		/* came back from suspend to RAM, not disk */
 	bool pre_done;		/* plugins were told: about to freeze */
 	double t0;
+	int phase;		/* the phase running, -1: none yet */
+	double phase_t0;	/* when it began (CLOCK_MONOTONIC) */
 };
+
+static const char *const phase_names[CYCLE_N_PHASES] = {
+	[CYCLE_PHASE_STARTUP] = "start-up",
+	[CYCLE_PHASE_FREEZE] = "freeze",
+	[CYCLE_PHASE_SNAPSHOT] = "snapshot",
+	[CYCLE_PHASE_WRITE] = "write",
+	[CYCLE_PHASE_SYNC] = "sync",
+	[CYCLE_PHASE_POWEROFF] = "power-off",
+	[CYCLE_PHASE_RESUMED] = "resumed",
+};
+
+const char *
+cycle_phase_name(enum cycle_phase p)
+{
+	return (unsigned)p < CYCLE_N_PHASES ? phase_names[p] : "unknown";
+}
+
+static double
+monotonic_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Ends the running phase (its time goes to o->times) and begins p;
+ * CYCLE_N_PHASES only ends the running one. */
+static void
+cycle_phase(struct cycle *cy, enum cycle_phase p)
+{
+	const struct cycle_options *o = cy->o;
+	double now = monotonic_seconds();
+
+	if (cy->phase >= 0) {
+		if (o->times)
+			o->times->phase[cy->phase] += now - cy->phase_t0;
+		if (o->phase)
+			o->phase(o->phase_ctx, (enum cycle_phase)cy->phase, true);
+	}
+	cy->phase = p < CYCLE_N_PHASES ? (int)p : -1;
+	cy->phase_t0 = now;
+	if (p < CYCLE_N_PHASES && o->phase)
+		o->phase(o->phase_ctx, p, false);
+}
+
+/* Before the point of no return: has the caller asked to stop? */
+static int
+cycle_check_cancel(const struct cycle *cy)
+{
+	if (cy->o->cancel && *cy->o->cancel)
+		return log_notice("cancelled before the image was committed: nothing is kept"), -ECANCELED;
+	return 0;
+}
 
 /* The ends of the chain: filters in order, then the writer. */
 static const struct plugin_entry *
@@ -496,27 +552,48 @@ cycle_end(struct cycle *cy, int r)
 int
 cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 {
-	struct cycle cy = { .s = s, .o = o };
+	struct cycle cy = { .s = s, .o = o, .phase = -1 };
 	int in_suspend = 0, r;
 
+	if (o->times)
+		memset(o->times, 0, sizeof(*o->times));
+	cycle_phase(&cy, CYCLE_PHASE_STARTUP);
 	r = cycle_prepare(&cy);
 	if (r >= 0)
 		r = cycle_reserve(&cy);
 	if (r >= 0)
 		r = cycle_pre_sleep(&cy);
 	if (r >= 0)
+		r = cycle_check_cancel(&cy);
+	if (r >= 0) {
+		cycle_phase(&cy, CYCLE_PHASE_FREEZE);
 		r = cycle_freeze(&cy);
+	}
 	if (r >= 0)
+		r = cycle_check_cancel(&cy);
+	if (r >= 0) {
+		cycle_phase(&cy, CYCLE_PHASE_SNAPSHOT);
 		r = cycle_snapshot(&cy, &in_suspend);
+	}
 	if (r >= 0 && in_suspend) {
+		cycle_phase(&cy, CYCLE_PHASE_WRITE);
 		r = cycle_stream(&cy);
 		if (r >= 0)
+			r = cycle_check_cancel(&cy);
+		if (r >= 0) {
+			cycle_phase(&cy, CYCLE_PHASE_SYNC);
 			r = cycle_commit(&cy);
-		if (r >= 0)
+		}
+		if (r >= 0) {
+			cycle_phase(&cy, CYCLE_PHASE_POWEROFF);
 			r = o->test ? cycle_drop_test_image(&cy) :
 				      cycle_leave(&cy);
+		}
 	}
+	cycle_phase(&cy, CYCLE_PHASE_RESUMED);
 	if (r >= 0 && !o->test && !cy.woke)
 		report_resume_stats(cy.chain.writer);
-	return cycle_end(&cy, r);
+	r = cycle_end(&cy, r);
+	cycle_phase(&cy, CYCLE_N_PHASES);
+	return r;
 }

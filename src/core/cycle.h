@@ -6,10 +6,39 @@
 #ifndef TORPOR_CYCLE_H
 #define TORPOR_CYCLE_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include "session.h"
 #include "stream.h"
+
+/* The phases of a cycle, in order; the names are cycle_phase_name()'s
+ * (they appear in `hibernate -v`, in status and in the daemon's progress
+ * events).  A cycle that aborts ends the phase it was in and skips the rest;
+ * one that comes back from the image (resumed) reports CYCLE_PHASE_RESUMED. */
+enum cycle_phase {
+	CYCLE_PHASE_STARTUP,	/* plugins initialised, memory reserved */
+	CYCLE_PHASE_FREEZE,	/* tasks frozen */
+	CYCLE_PHASE_SNAPSHOT,	/* the kernel's atomic copy */
+	CYCLE_PHASE_WRITE,	/* the stream through the chain to the writer */
+	CYCLE_PHASE_SYNC,	/* the writer's commit: the image becomes valid */
+	CYCLE_PHASE_POWEROFF,	/* power off / reboot / suspend, or --test's
+				 * drop of the image */
+	CYCLE_PHASE_RESUMED,	/* back: thaw and clean up */
+	CYCLE_N_PHASES
+};
+
+const char *cycle_phase_name(enum cycle_phase p);
+
+/* Called on the cycle's thread when a phase begins (done = false) and when
+ * it ends (done = true); with user space frozen between FREEZE and RESUMED,
+ * so it must not wait on another process. */
+typedef void (*cycle_phase_fn)(void *ctx, enum cycle_phase p, bool done);
+
+/* Seconds each phase took in the last cycle; a phase not reached is 0. */
+struct cycle_times {
+	double phase[CYCLE_N_PHASES];
+};
 
 struct cycle_options {
 	bool test;		/* write the image, then thaw and return */
@@ -17,6 +46,16 @@ struct cycle_options {
 	 * session_print_progress() prints it on stderr. */
 	stream_progress_fn progress;
 	void *progress_ctx;
+	cycle_phase_fn phase;	/* NULL: nobody listens */
+	void *phase_ctx;
+	/* When non-NULL and set (by a signal handler or another thread)
+	 * before the point of no return (the commit), the cycle aborts with
+	 * -ECANCELED: tasks thawed, image invalidated. */
+	const volatile sig_atomic_t *cancel;
+	/* When non-NULL, filled with the phase times of this cycle (in the
+	 * resumed system: those measured before the snapshot plus the ones
+	 * the image-writing side recorded, when known). */
+	struct cycle_times *times;
 };
 
 /* Run one cycle with the arranged session.  Returns 0 once the system is
