@@ -9,6 +9,7 @@
  * A missing file with missing_ok gives the defaults and path NULL, as for
  * config_new_default(): path names a file only when one was read.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -415,6 +416,7 @@ config_free(struct torpor_config *c)
 	free(c->writer);
 	free(c->snapshot);
 	free(c->plugin_dir);
+	free(c->group);
 	for (i = 0; i < c->n_entries; i++) {
 		free(c->entries[i].section);
 		free(c->entries[i].key);
@@ -677,6 +679,25 @@ set_directory(struct torpor_config *c, const struct core_key *k,
 	return replace_string(field_of(c, k), value);
 }
 
+/* A group's name as groupadd accepts it; whether it exists is torpord's
+ * to check, where it is used. */
+static int
+set_group(struct torpor_config *c, const struct core_key *k,
+	  const char *value, char *reason, size_t reason_size)
+{
+	size_t i;
+
+	for (i = 0; value && value[i]; i++)
+		if (!(isalnum((unsigned char)value[i]) || value[i] == '_' ||
+		      value[i] == '.' || (value[i] == '-' && i > 0)) ||
+		    i >= 32) {
+			snprintf(reason, reason_size,
+				 "'%s' is not a group name", value);
+			return -EINVAL;
+		}
+	return replace_string(field_of(c, k), value);
+}
+
 /* An absolute path to a snapshot device, or a spec of the sim. */
 static int
 set_snapshot(struct torpor_config *c, const struct core_key *k,
@@ -739,6 +760,14 @@ static const char *const after_names[] = {
 	[CONFIG_AFTER_SUSPEND] = "suspend",
 	NULL,
 };
+
+int
+config_after_from_name(const char *name)
+{
+	int i = name ? choice_index(after_names, name) : -1;
+
+	return i < 0 ? -EINVAL : i;
+}
 
 static const char *const power_off_names[] = {
 	[CONFIG_POWER_OFF_PLATFORM] = "platform",
@@ -850,6 +879,12 @@ static const struct core_key core_keys[] = {
 			    "the kernel's choice" },
 	  .optional = true, .offset = FIELD(image_size),
 	  .set = set_image_size, .show = show_image_size },
+	{ .decl = { .name = "group", .type = TORPOR_CONFIG_STRING,
+		    .help = "a group whose members may ask torpord to "
+			    "hibernate, reload, verify and invalidate; not "
+			    "set: root only" },
+	  .optional = true, .offset = FIELD(group),
+	  .set = set_group, .show = show_string },
 };
 
 #define N_CORE_KEYS	(sizeof(core_keys) / sizeof(core_keys[0]))

@@ -41,6 +41,9 @@ enum config_power_off {
 	CONFIG_POWER_OFF_SHUTDOWN,	/* reboot(RB_POWER_OFF) */
 };
 
+/* The enum config_after of "poweroff", "reboot" or "suspend"; -EINVAL. */
+int config_after_from_name(const char *name);
+
 /* One [section] header as read: an empty section leaves no entry. */
 struct config_section {
 	char *name;
@@ -70,6 +73,7 @@ struct torpor_config {
 	unsigned chunk_pages;		/* pages per chunk, default 32 */
 	uint64_t image_size;		/* preferred image bytes, when */
 	bool has_image_size;		/* ... image_size = is set */
+	char *group;			/* torpord's privileged group, or NULL */
 
 	/* every key = value read, in file order */
 	struct config_entry *entries;

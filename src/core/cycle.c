@@ -372,10 +372,13 @@ cycle_stream(struct cycle *cy)
 		.fn = cy->o->progress,
 		.ctx = cy->o->progress_ctx,
 		.what = cy->o->test ? "hibernate (test)" : "hibernate",
+		.cancel = cy->o->cancel,
 	};
 	r = stream_encode_all(&cy->chain, &cy->pool, &cy->out, &cy->h,
 			      read_pages, cy);
 	cy->h.stored_bytes = cy->out.total;
+	if (r == -ECANCELED)
+		return cycle_check_cancel(cy);
 	return r;
 }
 

@@ -7,6 +7,13 @@
 
 static int max_level = TORPOR_LOG_NOTICE;
 static const char *program = "torpor";
+static FILE *tee;
+
+void
+log_set_tee(FILE *f)
+{
+	tee = f;
+}
 
 void
 log_set_max_level(int level)
@@ -40,6 +47,10 @@ log_fullv(int level, const char *plugin, const char *fmt, va_list ap)
 		fprintf(stderr, "%s: %s: %s\n", program, plugin, line);
 	else
 		fprintf(stderr, "%s: %s\n", program, line);
+	if (tee && plugin)
+		fprintf(tee, "%s: %s: %s\n", program, plugin, line);
+	else if (tee)
+		fprintf(tee, "%s: %s\n", program, line);
 	errno = saved;
 }
 

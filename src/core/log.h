@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 
 #include <torpor/plugin.h>
 
@@ -14,6 +15,10 @@ int log_get_max_level(void);
 
 /* Prefix for every line, e.g. "torpor-resume" (default "torpor"). */
 void log_set_program(const char *name);
+
+/* Also write every line logged to f (NULL: stop), e.g. a memory stream
+ * that torpord sends to the client whose request is running. */
+void log_set_tee(FILE *f);
 
 void log_full(int level, const char *plugin, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

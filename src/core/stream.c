@@ -130,6 +130,8 @@ write_collected(struct pool *pool, struct stream_out *out, uint64_t total,
 	*raw += s->info.raw_len;
 	report(&out->report, s->info.sequence + 1, total, *raw,
 	       out->total + out->used);
+	if (out->report.cancel && *out->report.cancel)
+		return -ECANCELED;
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #define TORPOR_STREAM_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +40,9 @@ struct stream_report {
 	stream_progress_fn fn;	/* NULL: nobody listens */
 	void *ctx;
 	const char *what;
+	/* Hibernation: when set (a signal, or torpord's client), the
+	 * stream stops after the chunk it is at, with -ECANCELED. */
+	const volatile sig_atomic_t *cancel;
 };
 
 struct stream_out {

@@ -21,9 +21,15 @@
 #include "log.h"
 #include "names.h"
 #include "passphrase.h"
+#include "protocol.h"
 #include "plugin-call.h"
+#include "progress.h"
 #include "resume.h"
 #include "session.h"
+#include "status.h"
+
+#include "client.h"
+#include "view.h"
 
 int torpor_keygen_main(int argc, char **argv);
 int torpor_file_setup_main(int argc, char **argv);
@@ -31,6 +37,8 @@ int torpor_file_setup_main(int argc, char **argv);
 static const char *arg_config;
 static const char *arg_plugin_dir;
 static const char *arg_passphrase_file;
+static const char *arg_socket;
+static const char *arg_after;
 static bool arg_direct;
 static bool arg_test;
 static bool arg_json;
@@ -54,9 +62,10 @@ static int cmd_resume_args(int argc, char **argv);
 static int cmd_keygen(int argc, char **argv);
 static int cmd_file_setup(int argc, char **argv);
 static int cmd_bench(int argc, char **argv);
+static int cmd_reload(int argc, char **argv);
 
 static const struct command commands[] = {
-	{ "hibernate", "[--direct] [--test]", "write the memory image and power off", cmd_hibernate, false },
+	{ "hibernate", "[--direct] [--test] [--after WHAT]", "write the memory image and power off", cmd_hibernate, false },
 	{ "status", "[--json]", "show whether hibernation is possible and where the image goes", cmd_status, false },
 	{ "plugins", "[--json]", "list the plugins found in the plugin directory", cmd_plugins, false },
 	{ "config", "", "print the effective configuration", cmd_config, false },
@@ -66,6 +75,7 @@ static const struct command commands[] = {
 	{ "keygen", "[--passphrase-file FILE] [--output DIR] [--force]", "create the key pair of the crypt filter", cmd_keygen, true },
 	{ "file-setup", "", "allocate the image file of the file writer", cmd_file_setup, true },
 	{ "bench", "[...]", "measure the chain's throughput against its baselines", cmd_bench, false },
+	{ "reload", "", "make torpord load its configuration and plugins again", cmd_reload, false },
 };
 
 enum {
@@ -73,6 +83,8 @@ enum {
 	OPT_DIRECT,
 	OPT_TEST,
 	OPT_JSON,
+	OPT_SOCKET,
+	OPT_AFTER,
 };
 
 struct cli_option {
@@ -92,7 +104,10 @@ static const struct cli_option cli_options[] = {
 	  "plugin directory (default " TORPOR_PLUGINDIR ")", false },
 	{ "passphrase-file", OPT_PASSPHRASE_FILE, "FILE",
 	  "read the passphrase from FILE", false },
+	{ "socket", OPT_SOCKET, "PATH",
+	  "torpord's socket (default " PROTOCOL_DEFAULT_SOCKET ")", false },
 	{ "direct", OPT_DIRECT, NULL, NULL, false },
+	{ "after", OPT_AFTER, "WHAT", NULL, false },
 	{ "test", OPT_TEST, NULL, NULL, false },
 	{ "json", OPT_JSON, NULL, NULL, false },
 	{ "verbose", 'v', NULL, "say more (repeat for debug)", true },
@@ -174,28 +189,101 @@ open_session(struct torpor_session *s, bool require_filters)
 	return r;
 }
 
+/*
+ * Through torpord when one answers: returns the exit status, or
+ * CLIENT_NO_DAEMON to run the command here.  torpord has its own
+ * configuration: a --config, --plugin-dir or --passphrase-file given
+ * without --socket is this command's, so it runs directly.  Which way is
+ * taken is said on stderr.
+ */
+static int
+via_daemon(const struct client_request *rq)
+{
+	const char *path = arg_socket ? arg_socket : PROTOCOL_DEFAULT_SOCKET;
+	int r;
+
+	if (arg_direct) {
+		log_notice("running directly (--direct)");
+		return CLIENT_NO_DAEMON;
+	}
+	if (!arg_socket && (arg_config || arg_plugin_dir || arg_passphrase_file)) {
+		log_info("running directly: the options given are for this command, not torpord");
+		return CLIENT_NO_DAEMON;
+	}
+	r = client_run(path, rq);
+	if (r == CLIENT_NO_DAEMON)
+		log_notice("no torpord answers on %s: running directly", path);
+	return r;
+}
+
+/* Direct cycle: torpor's own view of the phases and the stream. */
+struct direct_view {
+	struct view v;
+	double stream_t0;
+	double phase_t0;
+};
+
+static void
+direct_phase(void *ctx, enum cycle_phase p, bool done)
+{
+	struct direct_view *dv = ctx;
+	double now = session_now();
+
+	if (!done) {
+		dv->phase_t0 = now;
+		if (p == CYCLE_PHASE_WRITE)
+			dv->stream_t0 = now;
+	}
+	view_phase(&dv->v, cycle_phase_name(p), done,
+		   (int64_t)((now - dv->phase_t0) * 1000));
+	if (p == CYCLE_PHASE_SYNC && done)
+		view_committed = 1;
+}
+
+static void
+direct_progress(void *ctx, const struct stream_progress *p)
+{
+	struct direct_view *dv = ctx;
+	struct progress_figures f;
+
+	progress_figures(p, dv->stream_t0, session_now(), &f);
+	view_progress(&dv->v, "write", &f);
+}
+
 static int
 cmd_hibernate(int argc, char **argv)
 {
+	struct client_request rq = {
+		.request = "hibernate", .test = arg_test, .after = arg_after,
+	};
+	struct direct_view dv;
 	struct cycle_options o = {
 		.test = arg_test,
-		/* -v: a line per tenth of the stream on stderr. */
-		.progress = arg_verbose ? session_print_progress : NULL,
+		.phase = direct_phase, .phase_ctx = &dv,
+		.progress = direct_progress, .progress_ctx = &dv,
+		.cancel = &view_cancel,
 	};
 	struct torpor_session s;
 	int r;
 
-	if (!arg_direct)
-		log_info("no torpord daemon in this version: running the cycle directly");
+	r = via_daemon(&rq);
+	if (r != CLIENT_NO_DAEMON)
+		return r;
+	view_init(&dv.v);
 	r = open_session(&s, true);
 	if (r < 0)
 		return EXIT_FAILURE;
+	if (arg_after)
+		s.config->after = (enum config_after)config_after_from_name(arg_after);
 	r = session_arrange_hibernate(&s);
 	if (r >= 0 && !registry_can_hibernate(&s.reg))
 		r = log_error_errno(-EPERM, "hibernation is disabled: %s",
 				    s.reg.disabled_reason);
+	view_catch_signals();
 	if (r >= 0)
 		r = cycle_hibernate(&s, &o);
+	if (r == -ECANCELED)
+		log_notice("cancelled: processes thawed, nothing kept");
 	session_close(&s);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
@@ -222,15 +310,22 @@ run_resume(enum resume_mode mode)
 static int
 cmd_verify(int argc, char **argv)
 {
-	return run_resume(RESUME_VERIFY);
+	struct client_request rq = { .request = "verify" };
+	int r = via_daemon(&rq);
+
+	return r != CLIENT_NO_DAEMON ? r : run_resume(RESUME_VERIFY);
 }
 
 static int
 cmd_invalidate(int argc, char **argv)
 {
+	struct client_request rq = { .request = "invalidate" };
 	struct torpor_session s;
 	int r;
 
+	r = via_daemon(&rq);
+	if (r != CLIENT_NO_DAEMON)
+		return r;
 	r = open_session(&s, false);
 	if (r < 0)
 		return EXIT_FAILURE;
@@ -272,71 +367,16 @@ cmd_resume_args(int argc, char **argv)
 	return exit_status(r);
 }
 
-static void
-json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
-/* Bound of what plugins say about themselves (seed 009's debug buffer). */
-#define DEBUG_INFO_MAX 16384
-
-/* Every plugin's own status, through the registry, into a bounded buffer
- * (the caller frees it); NULL when there is no memory. */
-static char *
-plugins_debug_info(const struct registry *reg)
-{
-	char *info = malloc(DEBUG_INFO_MAX);
-
-	if (info)
-		registry_debug_info(reg, info, DEBUG_INFO_MAX);
-	return info;
-}
-
-static void
-print_plugin_json(const struct plugin_entry *e, bool first)
-{
-	printf("%s\n  {\"name\": ", first ? "" : ",");
-	json_string(stdout, e->ops.name);
-	printf(", \"type\": \"%s\", \"description\": ",
-	       plugin_type_name(e->ops.type));
-	json_string(stdout, e->ops.description);
-	printf(", \"abi_version\": %u, \"built_for\": ", e->ops.abi_version);
-	json_string(stdout, e->ops.built_for);
-	printf(", \"path\": ");
-	json_string(stdout, e->path);
-	printf("}");
-}
-
-static void
-print_plugin_line(const struct plugin_entry *e)
-{
-	printf("%-10s %-7s abi %u  %s\n", e->ops.name,
-	       plugin_type_name(e->ops.type), e->ops.abi_version,
-	       e->ops.description ? e->ops.description : "");
-	if (e->ops.built_for)
-		printf("           built for torpor %s\n", e->ops.built_for);
-}
-
 static int
 cmd_plugins(int argc, char **argv)
 {
+	struct client_request rq = { .request = "plugins", .json = arg_json };
 	struct torpor_session s;
-	struct plugin_entry *e;
-	char *info;
 	int r;
 
+	r = via_daemon(&rq);
+	if (r != CLIENT_NO_DAEMON)
+		return r;
 	/* Listing works with a broken configuration's plugins too: nothing
 	 * is required, broken files are warnings. */
 	r = session_open_config(&s, arg_config);
@@ -348,29 +388,7 @@ cmd_plugins(int argc, char **argv)
 		s.config->plugin_dir ? s.config->plugin_dir : loader_default_dir();
 	r = loader_load_all(&s.reg, s.plugin_dir, NULL, 0, host_get());
 	s.plugins_loaded = true;
-	info = plugins_debug_info(&s.reg);
-	if (arg_json)
-		printf("{\"plugin_dir\": ");
-	if (arg_json) {
-		json_string(stdout, s.plugin_dir);
-		printf(", \"plugins\": [");
-	}
-	for (e = s.reg.plugins_head; e; e = e->next_plugin) {
-		if (arg_json)
-			print_plugin_json(e, e == s.reg.plugins_head);
-		else
-			print_plugin_line(e);
-	}
-	if (arg_json) {
-		printf("%s], \"debug_info\": ", s.reg.plugins_head ? "\n" : "");
-		json_string(stdout, info ? info : "");
-		printf("}\n");
-	} else if (!s.reg.plugins_head) {
-		printf("no plugins found in %s\n", s.plugin_dir);
-	} else if (info && info[0]) {
-		printf("\nstatus:\n%s", info);
-	}
-	free(info);
+	plugins_report(&s, stdout, arg_json);
 	session_close(&s);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
@@ -392,64 +410,32 @@ cmd_config(int argc, char **argv)
 static int
 cmd_status(int argc, char **argv)
 {
+	struct client_request rq = { .request = "status", .json = arg_json };
 	struct torpor_session s;
-	struct plugin_entry *w;
-	const char *reason = NULL;
-	char *info = NULL;
-	int found = -1, r;
-	size_t i;
+	int r;
 
+	r = via_daemon(&rq);
+	if (r != CLIENT_NO_DAEMON)
+		return r;
 	r = open_session(&s, false);
 	if (r < 0)
 		return EXIT_FAILURE;
-	r = session_arrange_hibernate(&s);
-	if (r < 0)
-		reason = "the configuration names a plugin that cannot be used";
-	else if (!registry_can_hibernate(&s.reg))
-		reason = s.reg.disabled_reason;
-	w = s.reg.active_writer;
-	if (w && registry_initialise(&s.reg, 1) >= 0) {
-		found = plugin_find(w);
-		info = plugins_debug_info(&s.reg);
-		registry_cleanup(&s.reg, 1);
-	}
-	if (arg_json) {
-		printf("{\"config\": ");
-		json_string(stdout, s.config->path);
-		printf(", \"snapshot\": ");
-		json_string(stdout, s.config->snapshot);
-		printf(", \"writer\": ");
-		json_string(stdout, s.config->writer);
-		printf(", \"filters\": [");
-		for (i = 0; i < s.config->n_filters; i++) {
-			printf("%s", i ? ", " : "");
-			json_string(stdout, s.config->filters[i]);
-		}
-		printf("], \"can_hibernate\": %s, \"disabled_reason\": ",
-		       reason ? "false" : "true");
-		json_string(stdout, reason ? reason : "");
-		printf(", \"image_present\": %s, \"debug_info\": ",
-		       found > 0 ? "true" : found == 0 ? "false" : "null");
-		json_string(stdout, info ? info : "");
-		printf("}\n");
-	} else {
-		printf("config:     %s\n", s.config->path ? s.config->path : "(defaults)");
-		printf("snapshot:   %s\n", s.config->snapshot);
-		printf("writer:     %s\n", s.config->writer ? s.config->writer : "(none)");
-		printf("filters:   ");
-		for (i = 0; i < s.config->n_filters; i++)
-			printf(" %s", s.config->filters[i]);
-		printf("%s\n", s.config->n_filters ? "" : " (none)");
-		printf("hibernate:  %s%s\n", reason ? "disabled: " : "possible",
-		       reason ? reason : "");
-		printf("image:      %s\n", found > 0 ? "a resumable image is stored" :
-		       found == 0 ? "none" : "unknown (the writer cannot look)");
-		if (info && info[0])
-			printf("plugins:\n%s", info);
-	}
-	free(info);
+	r = status_report(&s, stdout, arg_json);
 	session_close(&s);
-	return reason ? EXIT_FAILURE : EXIT_SUCCESS;
+	return r ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+static int
+cmd_reload(int argc, char **argv)
+{
+	struct client_request rq = { .request = "reload" };
+	int r = client_run(arg_socket ? arg_socket : PROTOCOL_DEFAULT_SOCKET, &rq);
+
+	if (r != CLIENT_NO_DAEMON)
+		return r;
+	log_error("no torpord answers on %s: nothing to reload",
+		  arg_socket ? arg_socket : PROTOCOL_DEFAULT_SOCKET);
+	return EXIT_FAILURE;
 }
 
 static int
@@ -527,6 +513,16 @@ apply_option(int id, const char *arg)
 		break;
 	case OPT_JSON:
 		arg_json = true;
+		break;
+	case OPT_SOCKET:
+		arg_socket = arg;
+		break;
+	case OPT_AFTER:
+		if (config_after_from_name(arg) < 0) {
+			log_error("--after: '%s' is not poweroff, reboot or suspend", arg);
+			return EXIT_FAILURE;
+		}
+		arg_after = arg;
 		break;
 	case 'v':
 		arg_verbose = true;
@@ -642,8 +638,8 @@ command_to_run(int argc, char **argv)
 		log_error("%s: unexpected argument '%s'", cmd->name, argv[optind + 1]);
 		return NULL;
 	}
-	if ((arg_direct || arg_test) && cmd->run != cmd_hibernate) {
-		log_error("%s: --direct and --test belong to 'hibernate'", cmd->name);
+	if ((arg_direct || arg_test || arg_after) && cmd->run != cmd_hibernate) {
+		log_error("%s: --direct, --test and --after belong to 'hibernate'", cmd->name);
 		return NULL;
 	}
 	return cmd;

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The CLI through torpord: one request per connection, then the events
+ * and the result.  Ctrl-C during a hibernation sends a cancel on the same
+ * connection and waits for the result, which says whether it came in
+ * time (before the commit) or not.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "json.h"
+#include "log.h"
+#include "protocol.h"
+#include "view.h"
+
+/* How long a non-hibernating request may take to be answered. */
+#define CLIENT_TIMEOUT_MS (10 * 60 * 1000)
+
+static int
+connect_daemon(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len = strlen(path);
+	int fd;
+
+	if (len >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, len);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static int
+send_request(int fd, const struct client_request *rq, const char *request)
+{
+	struct proto_msg m;
+	int r;
+
+	/* Requests carry "request" where replies carry "type". */
+	r = proto_msg_begin(&m, "request");
+	if (r < 0)
+		return r;
+	proto_msg_string(&m, "request", request);
+	if (rq && rq->test)
+		proto_msg_bool(&m, "test", true);
+	if (rq && rq->after)
+		proto_msg_string(&m, "after", rq->after);
+	if (rq && rq->json)
+		proto_msg_bool(&m, "json", true);
+	r = proto_msg_end(&m);
+	if (r >= 0)
+		r = proto_write_all(fd, m.text, m.len);
+	proto_msg_free(&m);
+	return r;
+}
+
+static void
+show_event(struct view *v, const struct json_object *o, const char *type)
+{
+	const char *phase = json_get_string(o, "phase");
+	struct progress_figures f;
+
+	if (strcmp(type, "phase") == 0 && phase) {
+		bool done = strcmp(json_get_string(o, "state") ?: "", "end") == 0;
+
+		view_phase(v, phase, done, json_get_int(o, "ms", 0));
+		if (done && strcmp(phase, "sync") == 0)
+			view_committed = 1;
+	} else if (strcmp(type, "progress") == 0 && phase) {
+		f.percent = (int)json_get_int(o, "percent", 0);
+		f.mib_per_s = json_get_int(o, "mib_per_s", 0);
+		f.eta_s = json_get_int(o, "eta_s", -1);
+		f.done_mib = json_get_int(o, "done_mib", 0);
+		f.stored_mib = json_get_int(o, "stored_mib", 0);
+		view_progress(v, phase, &f);
+	} else if (strcmp(type, "notice") == 0) {
+		fprintf(stderr, "torpor: torpord: %s\n",
+			json_get_string(o, "message") ?: "");
+	}
+}
+
+/* The result: output on stdout, the daemon's log lines on stderr. */
+static int
+show_result(const struct json_object *o)
+{
+	const char *error = json_get_string(o, "error");
+
+	fputs(json_get_string(o, "output") ?: "", stdout);
+	fflush(stdout);
+	fputs(json_get_string(o, "log") ?: "", stderr);
+	if (error && *error)
+		fprintf(stderr, "torpor: torpord: %s\n", error);
+	return (int)json_get_int(o, "exit", 1);
+}
+
+/* One message: the exit status once it is the last, else -1. */
+static int
+handle_message(struct view *v, struct proto_in *in)
+{
+	struct json_object o;
+	const char *type;
+	char err[128];
+	int r = -1;
+
+	if (json_parse_object(in->buf, in->len, &o, err, sizeof(err)) < 0) {
+		log_error("torpord sent a malformed message (%s)", err);
+		return EXIT_FAILURE;
+	}
+	type = json_get_string(&o, "type");
+	if (!type) {
+		log_error("torpord sent a message without a type");
+		r = EXIT_FAILURE;
+	} else if (strcmp(type, "result") == 0) {
+		r = show_result(&o);
+	} else if (strcmp(type, "error") == 0) {
+		log_error("torpord: %s", json_get_string(&o, "error") ?: "error");
+		r = EXIT_FAILURE;
+	} else {
+		show_event(v, &o, type);
+	}
+	json_object_free(&o);
+	return r;
+}
+
+static int
+read_replies(int fd, const struct client_request *rq)
+{
+	struct proto_in *in = malloc(sizeof(*in));
+	bool hibernate = strcmp(rq->request, "hibernate") == 0;
+	bool cancel_sent = false;
+	struct view v;
+	int r;
+
+	if (!in)
+		return EXIT_FAILURE;
+	view_init(&v);
+	for (;;) {
+		r = proto_read_message(in, fd, hibernate ? -1 : CLIENT_TIMEOUT_MS);
+		if (r == -EINTR && view_cancel && !cancel_sent) {
+			fprintf(stderr, "\ntorpor: cancelling\n");
+			cancel_sent = true;
+			send_request(fd, NULL, "cancel");
+			continue;
+		}
+		if (r == -EINTR)
+			continue;
+		if (r < 0) {
+			log_error("torpord closed the connection without a result (%s)",
+				  strerror(-r));
+			r = EXIT_FAILURE;
+			break;
+		}
+		r = handle_message(&v, in);
+		if (r >= 0)
+			break;
+	}
+	free(in);
+	return r;
+}
+
+int
+client_run(const char *path, const struct client_request *rq)
+{
+	int fd = connect_daemon(path), r;
+
+	if (fd < 0)
+		return CLIENT_NO_DAEMON;
+	log_notice("through torpord on %s", path);
+	if (strcmp(rq->request, "hibernate") == 0)
+		view_catch_signals();
+	r = send_request(fd, rq, rq->request);
+	if (r < 0) {
+		log_error_errno(r, "could not send the request to torpord: %m");
+		close(fd);
+		return EXIT_FAILURE;
+	}
+	r = read_replies(fd, rq);
+	close(fd);
+	return r;
+}
