@@ -104,10 +104,23 @@ conn_close(struct torpord *d, struct conn *c)
 	close(c->fd);
 	c->fd = -1;
 	c->dead = true;
-	if (d->client == c)
+	if (d->client == c) {
+		/* Leaving before the commit is a cancel (doc/protocol.md). */
+		if (!d->committed) {
+			log_notice("pid %d: the client went away: cancelling the cycle",
+				   (int)c->pid);
+			torpord_cancel = 1;
+		} else {
+			log_notice("pid %d: the client went away after the commit: the cycle goes on",
+				   (int)c->pid);
+		}
 		d->client = NULL;
-	if (d->pending == c)
+	}
+	if (d->pending == c) {
+		log_notice("pid %d: the client went away before the cycle began: not hibernating",
+			   (int)c->pid);
 		d->pending = NULL;
+	}
 }
 
 void

@@ -102,16 +102,16 @@ request_during_cycle(struct torpord *d, struct conn *c, int r)
 		if (!cancel)
 			return;
 	}
-	if (d->committed) {
+	if (!cancel)
+		conn_close(d, c);	/* a cancel too, before the commit */
+	else if (d->committed)
 		request_event(c, "notice", "message",
 			      "too late to cancel: the image is committed");
-	} else {
-		log_notice("pid %d: %s: cancelling the cycle", (int)c->pid,
-			   cancel ? "cancel asked" : "the client went away");
+	else {
+		log_notice("pid %d: cancel asked: cancelling the cycle",
+			   (int)c->pid);
 		torpord_cancel = 1;
 	}
-	if (!cancel)
-		conn_close(d, c);
 }
 
 /* Phase times of the cycle, in ms, as result members. */

@@ -1,0 +1,286 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# torpord on the simulated snapshot device, one case per run (the case
+# names are in tests/integration/meson.build):
+#   hibernate    progress events in order, the result, and the image resumes
+#   permissions  a user who is neither root nor in [torpor] group may read
+#                status and plugins, and is refused hibernate and reload
+#   group        a member of [torpor] group may hibernate
+#   busy         two hibernate requests at once: exactly one is "busy"
+#   bad-requests oversized, malformed, truncated and stalled requests are
+#                dropped with one log line each; torpord still answers
+#   reload       a broken configuration is reported and the old one kept
+#   after        --after reboot / suspend take the sim's recorded path
+#   cancel       a cancel, or the client leaving, before the commit:
+#                nothing is kept (gone before the cycle began: no cycle)
+. "$(dirname "$0")/lib.sh"
+
+SOCK="$WORK/torpord.sock"
+DLOG="$WORK/torpord.log"
+CLIENT="$(dirname "$0")/torpord-client.py"
+DPID=
+
+stop_daemon() {
+	if [ -n "$DPID" ]; then
+		kill -CONT "$DPID" 2>/dev/null
+		kill "$DPID" 2>/dev/null
+		wait "$DPID" 2>/dev/null
+		DPID=
+	fi
+}
+trap 'stop_daemon; rm -rf "$WORK"' EXIT
+
+# Start torpord on $CONF; returns once its socket answers.
+start_daemon() {
+	"$TORPORD" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" \
+		--socket "$SOCK" >>"$DLOG" 2>&1 &
+	DPID=$!
+	for _ in $(seq 200); do
+		[ -S "$SOCK" ] && "$TORPOR" -q --socket "$SOCK" status >/dev/null 2>&1 && return 0
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "torpord did not come up:"; cat "$DLOG"
+	exit 1
+}
+
+tc() { "$TORPOR" --socket "$SOCK" "$@"; }
+# as_user GROUPS CMD...: run as nobody with these supplementary groups.
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+as_member() { setpriv --reuid=nobody --regid=nogroup --groups="$GROUP" "$@"; }
+raw() { python3 "$CLIENT" "$SOCK" "$@"; }
+REQ_HIB='{"v": 1, "request": "hibernate"}'
+
+# The events of a hibernation, as a client got them, are in order.
+check_events() {	# check_events FILE
+	python3 - "$1" <<'PY' || fail "the events are not in order: $(cat "$1")"
+import json, sys
+lines = [l for l in open(sys.argv[1]) if l.startswith("{")]
+ev = [json.loads(l) for l in lines]
+assert ev[0]["type"] == "accepted", ev[0]
+phases = ["start-up", "freeze", "snapshot", "write", "sync", "power-off", "resumed"]
+seen, pct, current = [], -1, None
+for e in ev[1:-1]:
+    if e["type"] == "phase":
+        if e["state"] == "begin":
+            assert current is None, e
+            current = e["phase"]
+            seen.append(current)
+        else:
+            assert current == e["phase"], e
+            assert e["ms"] >= 0
+            current = None
+    elif e["type"] == "progress":
+        assert current == "write" and e["percent"] >= pct, e
+        pct = e["percent"]
+        assert e["mib_per_s"] >= 0 and "eta_s" in e
+assert seen == phases, seen
+assert pct == 100, pct
+r = ev[-1]
+assert r["type"] == "result" and r["ok"] is True and r["exit"] == 0, r
+assert "hibernate:" in r["output"], r
+PY
+}
+
+case_hibernate() {
+	write_config sim:16M lzo
+	start_daemon
+	raw --request "$REQ_HIB" >"$OUT" 2>"$ERR"
+	check_events "$OUT"
+	grep -q '^EOF$' "$OUT" || fail "torpord did not end the connection"
+	t_run "resume" torpor_resume
+	expect_rc 0 "resume of the image torpord wrote"
+	expect_out 'restored and verified' "the image resumed"
+	# The CLI: through the daemon, and says so.
+	t_run "cli" tc hibernate --test
+	expect_rc 0 "torpor hibernate --test through torpord"
+	expect_err 'through torpord' "the CLI says it went through torpord"
+	expect_err 'write .* MiB/s' "the CLI shows the write phase"
+	expect_out 'hibernate \(test\):' "the summary reaches the CLI"
+	# --direct does not ask the daemon.
+	t_run "direct" tc --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" --direct hibernate --test
+	expect_rc 0 "torpor hibernate --direct"
+	expect_err 'running directly' "--direct says so"
+	if [ "$(grep -c hibernating "$DLOG")" -ne 2 ]; then
+		fail "torpord ran $(grep -c hibernating "$DLOG") cycles, expected 2"
+	fi
+}
+
+case_permissions() {
+	write_config sim:8M lzo
+	chmod 755 "$WORK"
+	start_daemon
+	t_run "status" as_nobody "$TORPOR" --socket "$SOCK" status
+	expect_rc 0 "status as nobody"
+	expect_out 'hibernate: +possible' "status as nobody says hibernation works"
+	t_run "plugins" as_nobody "$TORPOR" --socket "$SOCK" plugins
+	expect_rc 0 "plugins as nobody"
+	expect_out '^lzo ' "plugins as nobody lists lzo"
+	for what in hibernate reload verify invalidate; do
+		t_run "$what" as_nobody "$TORPOR" --socket "$SOCK" "$what"
+		expect_rc 1 "$what as nobody"
+		expect_err 'permission denied' "$what as nobody is refused"
+	done
+	if grep -q hibernating "$DLOG"; then fail "a refused hibernate ran a cycle"; fi
+	[ -s "$IMAGE" ] && fail "a refused hibernate wrote to the image"
+	[ "$(grep -c 'uid 65534: .*permission denied' "$DLOG")" -eq 4 ] ||
+		fail "each refusal is one log line"
+}
+
+case_group() {
+	GROUP=users
+	getent group "$GROUP" >/dev/null || { echo "SKIP: no group $GROUP"; exit 77; }
+	write_config sim:8M lzo "group = $GROUP"
+	chmod 755 "$WORK"
+	start_daemon
+	t_run "member" as_member "$TORPOR" --socket "$SOCK" hibernate --test
+	expect_rc 0 "hibernate --test by a member of [torpor] group"
+	t_run "not member" as_nobody "$TORPOR" --socket "$SOCK" hibernate --test
+	expect_rc 1 "hibernate --test by nobody outside the group"
+	expect_err 'permission denied' "the non-member is refused"
+	# An unknown group is a configuration error, found at reload.
+	write_config sim:8M lzo "group = no-such-group-torpor"
+	t_run "bad group" tc reload
+	expect_rc 1 "reload with an unknown group"
+	expect_err "no group 'no-such-group-torpor'" "the unknown group is named"
+}
+
+# Both requests are in torpord's socket before it reads either: it is
+# stopped while they are sent.
+case_busy() {
+	write_config sim:8M lzo
+	start_daemon
+	kill -STOP "$DPID"
+	raw --request "$REQ_HIB" --sent "$WORK/a.sent" >"$WORK/a.out" 2>&1 &
+	local a=$!
+	raw --request "$REQ_HIB" --sent "$WORK/b.sent" >"$WORK/b.out" 2>&1 &
+	local b=$!
+	for _ in $(seq 400); do
+		[ -e "$WORK/a.sent" ] && [ -e "$WORK/b.sent" ] && break
+		sleep 0.05
+	done
+	kill -CONT "$DPID"
+	wait "$a" "$b"
+	local busy ok
+	busy=$(cat "$WORK/a.out" "$WORK/b.out" | grep -c '"error": "busy"')
+	ok=$(cat "$WORK/a.out" "$WORK/b.out" | grep -c '"type": "result", "ok": true')
+	[ "$busy" -eq 1 ] || fail "$busy busy answers, expected 1: $(cat "$WORK"/a.out "$WORK"/b.out)"
+	[ "$ok" -eq 1 ] || fail "$ok cycles done, expected 1"
+}
+
+case_bad_requests() {
+	write_config sim:8M lzo
+	start_daemon
+	# A stalled client: connects and sends nothing.
+	raw >"$WORK/stalled.out" 2>&1 &
+	local stalled=$!
+	raw --raw 00010001 >"$WORK/big.out" 2>&1
+	grep -q '^{' "$WORK/big.out" && fail "an oversized request was answered"
+	raw --raw "000000057b6e6f7065" >"$WORK/bad.out" 2>&1
+	grep -q '"error": "malformed request"' "$WORK/bad.out" ||
+		fail "a malformed request is not answered as such: $(cat "$WORK/bad.out")"
+	raw --raw "000000647b7d" --close
+	# Others are served while the stalled one waits.
+	t_run "status" tc status
+	expect_rc 0 "status while a client stalls"
+	raw --request '{"v": 2, "request": "status"}' >"$WORK/v2.out" 2>&1
+	grep -q 'unsupported protocol version' "$WORK/v2.out" || fail "version 2 is not refused"
+	raw --request '{"v": 1, "request": "fly"}' >"$WORK/fly.out" 2>&1
+	grep -q 'unknown request' "$WORK/fly.out" || fail "an unknown request is not refused"
+	wait "$stalled"
+	grep -q '^EOF$' "$WORK/stalled.out" || fail "the stalled client was not dropped"
+	t_run "status after" tc status
+	expect_rc 0 "status after the bad requests"
+	for line in 'larger than 64 KiB' 'malformed request' 'no whole request' \
+		    'ended inside a request' 'protocol version' 'unknown request'; do
+		[ "$(grep -c "$line" "$DLOG")" -eq 1 ] ||
+			fail "'$line' is not logged once: $(cat "$DLOG")"
+	done
+}
+
+case_reload() {
+	write_config sim:8M lzo
+	start_daemon
+	cp "$CONF" "$WORK/good.conf"
+	printf '[torpor]\nsnapshot = sim:8M\nfilters = nosuch\nwriter = raw\n[raw]\ndevice = %s\n' \
+		"$IMAGE" >"$CONF"
+	t_run "reload broken" tc reload
+	expect_rc 1 "reload with a broken configuration"
+	expect_err "nosuch" "the reload names what is wrong"
+	expect_err 'last good one is kept' "the reload says the old one is kept"
+	t_run "status" tc status
+	expect_rc 0 "status after a refused reload"
+	expect_out 'filters: +lzo' "the old configuration is still in use"
+	t_run "hibernate" tc hibernate --test
+	expect_rc 0 "hibernate --test with the kept configuration"
+	echo "threads = many" >>"$CONF"
+	kill -HUP "$DPID"
+	t_run "status after HUP" tc status
+	expect_out 'filters: +lzo' "SIGHUP with a broken file keeps the old one"
+	grep -q "torpor.conf:.*threads" "$DLOG" || fail "SIGHUP's error is not logged"
+	write_config sim:8M ""
+	t_run "reload good" tc reload
+	expect_rc 0 "reload with a good configuration"
+	t_run "status new" tc status
+	expect_out 'filters: +\(none\)' "the new configuration is in use"
+}
+
+case_after() {
+	write_config sim:8M lzo
+	start_daemon
+	t_run "reboot" tc hibernate --after reboot
+	expect_rc 0 "hibernate --after reboot"
+	expect_err 'sim: reboot' "after=reboot took the reboot path"
+	if grep -q 'sim: poweroff' "$ERR"; then fail "after=reboot also powered off"; fi
+	t_run "resume" torpor_resume
+	expect_out 'restored and verified' "the image resumed after reboot"
+	t_run "suspend" tc hibernate --after suspend
+	expect_rc 0 "hibernate --after suspend"
+	expect_err 'sim: suspend to RAM, woke up' "after=suspend suspended to RAM"
+	expect_err 'discarding the image' "after=suspend discards the image"
+	t_run "resume" torpor_resume
+	expect_out 'no image found' "no image is left after waking from RAM"
+	t_run "poweroff" tc hibernate
+	expect_err 'sim: poweroff' "the configured after=poweroff"
+}
+
+case_cancel() {
+	write_config sim:8M lzo
+	start_daemon
+	raw --request "$REQ_HIB" --request '{"v": 1, "request": "cancel"}' >"$OUT" 2>"$ERR"
+	grep -q '"ok": false.*"error": "cancelled before the image was committed' "$OUT" ||
+		fail "a cancel before the commit does not cancel: $(cat "$OUT")"
+	grep -q '"phase": "freeze"' "$OUT" && fail "a cancelled cycle froze"
+	t_run "resume" torpor_resume
+	expect_out 'no image found' "a cancelled cycle leaves no image"
+	# Gone (its end of the stream) during the cycle: cancelled.
+	raw --request "$REQ_HIB" --shut >"$OUT" 2>"$ERR"
+	grep -q '"type": "result"' "$OUT" && fail "a client that left got a result"
+	grep -q 'the client went away: cancelling' "$DLOG" ||
+		fail "a client leaving does not cancel: $(cat "$DLOG")"
+	t_run "resume" torpor_resume
+	expect_out 'no image found' "the cycle of a client that left leaves no image"
+	# Gone at once: before the cycle began (no cycle), or during it
+	# (cancelled, or after the commit: not); torpord says which.
+	raw --request "$REQ_HIB" --close
+	for _ in $(seq 200); do
+		[ "$(grep -c ': the client went away' "$DLOG")" -eq 2 ] && break
+		sleep 0.05
+	done
+	[ "$(grep -c ': the client went away' "$DLOG")" -eq 2 ] ||
+		fail "a client gone at once is not noticed: $(cat "$DLOG")"
+}
+
+case "${1:-}" in
+hibernate) case_hibernate ;;
+permissions) case_permissions ;;
+group) case_group ;;
+busy) case_busy ;;
+bad-requests) case_bad_requests ;;
+reload) case_reload ;;
+after) case_after ;;
+cancel) case_cancel ;;
+*) echo "daemon.sh: unknown case '${1:-}'"; exit 1 ;;
+esac
+finish
