@@ -143,12 +143,7 @@ send_cycle_result(struct conn *c, int r, const struct cycle_times *t,
 	proto_msg_string(&m, "output", bounded(cap->out_text));
 	proto_msg_string(&m, "log", bounded(cap->log_text));
 	add_times(&m, t);
-	if (proto_msg_end(&m) >= 0)
-		conn_send(c, &m, false);
-	proto_msg_free(&m);
-	c->answered = true;
-	c->hibernating = false;
-	c->deadline = session_now() + TORPORD_REQUEST_TIMEOUT_S;
+	request_send_last(c, &m);
 }
 
 void

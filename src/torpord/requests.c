@@ -82,6 +82,17 @@ bounded(char *text)
 	return text ? text : "";
 }
 
+void
+request_send_last(struct conn *c, struct proto_msg *m)
+{
+	if (proto_msg_end(m) >= 0)
+		conn_send(c, m, false);
+	proto_msg_free(m);
+	c->answered = true;
+	c->hibernating = false;
+	c->deadline = session_now() + TORPORD_REQUEST_TIMEOUT_S;
+}
+
 /* The one reply that ends a request. */
 void
 request_result(struct conn *c, int exit_status, const char *error,
@@ -96,11 +107,7 @@ request_result(struct conn *c, int exit_status, const char *error,
 	proto_msg_string(&m, "error", error);
 	proto_msg_string(&m, "output", output);
 	proto_msg_string(&m, "log", bounded(log_text));
-	if (proto_msg_end(&m) >= 0)
-		conn_send(c, &m, false);
-	proto_msg_free(&m);
-	c->answered = true;
-	c->deadline = session_now() + TORPORD_REQUEST_TIMEOUT_S;
+	request_send_last(c, &m);
 }
 
 void
@@ -108,14 +115,10 @@ request_error(struct conn *c, const char *what)
 {
 	struct proto_msg m;
 
-	if (proto_msg_begin(&m, "error") == 0) {
-		proto_msg_string(&m, "error", what);
-		if (proto_msg_end(&m) >= 0)
-			conn_send(c, &m, false);
-	}
-	proto_msg_free(&m);
-	c->answered = true;
-	c->deadline = session_now() + TORPORD_REQUEST_TIMEOUT_S;
+	if (proto_msg_begin(&m, "error") < 0)
+		return;
+	proto_msg_string(&m, "error", what);
+	request_send_last(c, &m);
 }
 
 void

@@ -107,6 +107,9 @@ void request_error(struct conn *c, const char *what);
  * output, log}. */
 void request_result(struct conn *c, int exit_status, const char *error,
 		    const char *output, char *log_text);
+/* End m, queue it as the last message of c's request (closed once
+ * sent), and free it. */
+void request_send_last(struct conn *c, struct proto_msg *m);
 /* {type: TYPE, KEY: VALUE}, never dropped. */
 void request_event(struct conn *c, const char *type, const char *key,
 		   const char *value);

@@ -135,7 +135,7 @@ marker=$builddir/tests/vm/marker
 [ -x "$marker" ] || die "$marker missing (meson compile -C $builddir marker)"
 cp "$marker" "$root/usr/bin/marker"
 bins+=("$marker")
-for p in src/torpor/torpor src/torpor-resume/torpor-resume; do
+for p in src/torpor/torpor src/torpor-resume/torpor-resume src/torpord/torpord; do
 	if [ -x "$builddir/$p" ]; then
 		cp "$builddir/$p" "$root/usr/sbin/"
 		bins+=("$builddir/$p")

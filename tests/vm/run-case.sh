@@ -58,11 +58,12 @@ qemu-system-x86_64 -version >/dev/null 2>&1 ||
 # --- The case -------------------------------------------------------------
 # writer: raw | swap | kernel; part: "" (whole disk) or 1 (one partition)
 writer=raw filters="lzo checksum" test_mode=0 boots=3 mem2=$MEM append2=
-flip=0 expect=resume after=poweroff
+flip=0 expect=resume after=poweroff daemon=0
 case "$case_name" in
 kernel-baseline) writer=kernel ;;
 raw-lzo) ;;
 reboot-lzo) after=reboot ;;
+daemon-lzo) daemon=1 ;;
 test-mode) test_mode=1 expect=test ;;
 corrupt) flip=1 expect=refused ;;
 wrong-mem) mem2=768 expect=refused ;;
@@ -109,7 +110,7 @@ if [ "$writer" != kernel ]; then
 		[ -f "$builddir/plugins/$p.so" ] ||
 			{ echo "vm: FAIL $case_name: plugin $p.so is not in $builddir/plugins" >&2; exit 1; }
 	done
-	for p in src/torpor/torpor src/torpor-resume/torpor-resume; do
+	for p in src/torpor/torpor src/torpor-resume/torpor-resume src/torpord/torpord; do
 		[ -x "$builddir/$p" ] ||
 			{ echo "vm: FAIL $case_name: $builddir/$p is not built" >&2; exit 1; }
 	done
@@ -181,6 +182,7 @@ boot() {
 	append="$append torpor.case=$case_name torpor.boot=$n resume=$dev"
 	[ "$writer" = swap ] && append="$append torpor.swap=$dev"
 	[ "$test_mode" = 1 ] && append="$append torpor.test=1"
+	[ "$daemon" = 1 ] && append="$append torpor.daemon=1"
 	[ -n "$extra" ] && append="$append $extra"
 	[ -n "${TORPOR_VM_APPEND:-}" ] && append="$append $TORPOR_VM_APPEND"
 	limit=$((limit * scale))
@@ -301,6 +303,12 @@ else
 	# QEMU runs with -no-reboot: a reboot ends it as a power-off does,
 	# and the kernel says that it restarts.  (The power-off through the
 	# platform's S4 state says nothing.)
+	if [ "$daemon" = 1 ]; then
+		has 1 'torpor: through torpord on /run/torpor/torpord.sock' ||
+			fail "boot 1: torpor hibernate did not go through torpord"
+		has 1 'torpord: .*: hibernating' ||
+			fail "boot 1: torpord did not run the cycle"
+	fi
 	if [ "$after" = reboot ]; then
 		has 1 'reboot: Restarting system' ||
 			fail "boot 1: after = reboot did not restart the machine"
@@ -317,6 +325,10 @@ resume)
 	has 2 "$after_re" ||
 		fail "boot 2: no MARKER-AFTER with token=$token sum=$sum: $(grep -h MARKER "$logdir/boot2.log")"
 	has 2 'VM: hibernate exit 0' || fail "boot 2: the resumed hibernate did not exit 0"
+	if [ "$daemon" = 1 ]; then
+		has 2 'torpor: resumed ' ||
+			fail "boot 2: the client did not get torpord's phases after the resume"
+	fi
 	;;
 test)
 	has 2 'MARKER-AFTER' && fail "boot 2 resumed a --test image"
