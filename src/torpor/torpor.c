@@ -207,7 +207,7 @@ via_daemon(const struct client_request *rq)
 		return CLIENT_NO_DAEMON;
 	}
 	if (!arg_socket && (arg_config || arg_plugin_dir || arg_passphrase_file)) {
-		log_info("running directly: the options given are for this command, not torpord");
+		log_notice("running directly: --config, --plugin-dir and --passphrase-file are for this command, not torpord");
 		return CLIENT_NO_DAEMON;
 	}
 	r = client_run(path, rq);

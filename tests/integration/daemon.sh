@@ -12,6 +12,8 @@
 #                dropped with one log line each; torpord still answers
 #   reload       a broken configuration is reported and the old one kept
 #   after        --after reboot / suspend take the sim's recorded path
+#   cli-cancel   torpor run directly: Ctrl-C before the commit cancels,
+#                after it is ignored
 #   cancel       a cancel, or the client leaving, before the commit:
 #                nothing is kept (gone before the cycle began: no cycle)
 . "$(dirname "$0")/lib.sh"
@@ -272,7 +274,32 @@ case_cancel() {
 		fail "a client gone at once is not noticed: $(cat "$DLOG")"
 }
 
+# torpor run directly: Ctrl-C (SIGINT, sent by a system-sleep hook, so at
+# a known point) before the commit cancels; after it, it is ignored.
+case_cli_cancel() {
+	[ -e "$TORPOR_PLUGINDIR/sleep-hooks.so" ] || { echo "SKIP: no sleep-hooks"; exit 77; }
+	mkdir -p "$WORK/hooks"
+	write_config sim:8M lzo
+	printf '\n[sleep-hooks]\ndirectory = %s\nsim = yes\n' "$WORK/hooks" >>"$CONF"
+	printf '#!/bin/sh\n[ "$1" = pre ] && kill -INT $PPID\nexit 0\n' >"$WORK/hooks/10-int"
+	chmod 755 "$WORK/hooks/10-int"
+	t_run "cancelled" torpor hibernate
+	expect_rc 1 "Ctrl-C before the commit"
+	expect_err 'running directly' "without a daemon torpor says it runs directly"
+	expect_err 'cancelled: processes thawed, nothing kept' "the cancel is reported"
+	grep -q 'torpor: freeze' "$ERR" && fail "a cancelled cycle froze"
+	t_run "resume" torpor_resume
+	expect_out 'no image found' "a cancelled cycle leaves no image"
+	printf '#!/bin/sh\n[ "$1" = post ] && kill -INT $PPID\nexit 0\n' >"$WORK/hooks/10-int"
+	t_run "too late" torpor hibernate
+	expect_rc 0 "Ctrl-C after the commit"
+	expect_err 'Ctrl-C ignored: the image is committed' "a late Ctrl-C says why it is ignored"
+	t_run "resume" torpor_resume
+	expect_out 'restored and verified' "the image of a late Ctrl-C resumes"
+}
+
 case "${1:-}" in
+cli-cancel) case_cli_cancel ;;
 hibernate) case_hibernate ;;
 permissions) case_permissions ;;
 group) case_group ;;
