@@ -91,6 +91,7 @@ static int
 activated_socket(void)
 {
 	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	struct stat st;
 	int fd = 3;
 
 	if (!pid || !fds || strtol(pid, NULL, 10) != getpid())
@@ -100,6 +101,10 @@ activated_socket(void)
 	unsetenv("LISTEN_FDNAMES");
 	if (strtol(fds, NULL, 10) != 1) {
 		log_error("systemd passed %s sockets, expected 1", fds);
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		log_error("systemd passed fd 3, which is not a socket");
 		return -1;
 	}
 	fcntl(fd, F_SETFD, FD_CLOEXEC);

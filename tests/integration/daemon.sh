@@ -12,6 +12,9 @@
 #                dropped with one log line each; torpord still answers
 #   reload       a broken configuration is reported and the old one kept
 #   after        --after reboot / suspend take the sim's recorded path
+#   systemd      socket activation (LISTEN_FDS) and sd_notify's messages
+#   socket-path  by hand: a file, a symlinked directory, a live daemon at
+#                the path are refused, a stale socket replaced
 #   cli-cancel   torpor run directly: Ctrl-C before the commit cancels,
 #                after it is ignored
 #   cancel       a cancel, or the client leaving, before the commit:
@@ -298,7 +301,70 @@ case_cli_cancel() {
 	expect_out 'restored and verified' "the image of a late Ctrl-C resumes"
 }
 
+# wait_line FILE REGEX: until a line matches (10 s at most).
+wait_line() {
+	for _ in $(seq 200); do
+		grep -qE -- "$2" "$1" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# As systemd starts it: socket activation and Type=notify.
+case_systemd() {
+	local notes="$WORK/notify"
+	write_config sim:8M lzo
+	python3 "$(dirname "$0")/torpord-systemd.py" "$SOCK" "$WORK/notify.sock" \
+		"$TORPORD" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" \
+		>"$notes" 2>>"$DLOG" &
+	local helper=$!
+	wait_line "$notes" '^READY=1' || fail "no READY=1: $(cat "$notes" "$DLOG")"
+	DPID=$(sed -n 's/^PID //p' "$notes")
+	t_run "status" tc status
+	expect_rc 0 "status through the socket systemd made"
+	kill -HUP "$DPID"
+	wait_line "$notes" '^RELOADING=1' || fail "no RELOADING=1 on SIGHUP"
+	[ "$(grep -c '^READY=1' "$notes")" -ge 1 ] || fail "no READY=1 after the reload"
+	kill "$DPID"
+	wait "$helper"
+	DPID=
+	grep -q '^STOPPING=1' "$notes" || fail "no STOPPING=1"
+	[ -S "$SOCK" ] || fail "torpord removed the socket systemd owns"
+}
+
+# By hand: what may already be at the socket's path.
+case_socket_path() {
+	write_config sim:8M lzo
+	: >"$SOCK"
+	t_run "file" "$TORPORD" --config "$CONF" --socket "$SOCK"
+	expect_rc 1 "a file at the socket path"
+	expect_err 'is not a socket: refused' "a file at the socket path is refused"
+	rm -f "$SOCK"
+	mkdir "$WORK/real"
+	ln -s "$WORK/real" "$WORK/link"
+	t_run "symlink" "$TORPORD" --config "$CONF" --socket "$WORK/link/s.sock"
+	expect_rc 1 "a symlink as the socket's directory"
+	expect_err 'not a directory \(a symlink\?\): refused' "the symlink is refused"
+	start_daemon
+	[ "$(stat -c %a "$SOCK")" = 666 ] || fail "the socket's mode is $(stat -c %a "$SOCK")"
+	t_run "second" "$TORPORD" --config "$CONF" --socket "$SOCK"
+	expect_rc 1 "a second daemon on a live socket"
+	expect_err 'another torpord answers' "the second daemon says why"
+	kill -KILL "$DPID"
+	wait "$DPID" 2>/dev/null
+	DPID=
+	[ -S "$SOCK" ] || fail "the killed daemon's socket is gone"
+	start_daemon	# replaces the stale socket
+	t_run "status" tc status
+	expect_rc 0 "status after a stale socket was replaced"
+	stop_daemon
+	[ -e "$SOCK" ] && fail "torpord left its socket behind"
+	return 0
+}
+
 case "${1:-}" in
+systemd) case_systemd ;;
+socket-path) case_socket_path ;;
 cli-cancel) case_cli_cancel ;;
 hibernate) case_hibernate ;;
 permissions) case_permissions ;;
