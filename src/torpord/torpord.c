@@ -112,8 +112,8 @@ activated_socket(void)
 	return fd;
 }
 
-/* The socket's directory: made 0755 when missing; a symlink or a
- * non-directory is refused. */
+/* The socket's directory: made 0755 when missing; a symlink, a
+ * non-directory, or one that others own or may write to is refused. */
 static int
 check_socket_dir(const char *path)
 {
@@ -132,6 +132,11 @@ check_socket_dir(const char *path)
 		return log_error_errno(-errno, "%s: %m", dir);
 	if (!S_ISDIR(st.st_mode))
 		return log_error_errno(-ENOTDIR, "%s is not a directory (a symlink?): refused", dir);
+	/* Whoever may write there could put their own socket in our place. */
+	if (st.st_uid != geteuid() || (st.st_mode & 022))
+		return log_error_errno(-EPERM, "%s is not ours alone (owner %u, mode %03o): refused",
+				       dir, (unsigned)st.st_uid,
+				       (unsigned)(st.st_mode & 0777));
 	return 0;
 }
 

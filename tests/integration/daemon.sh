@@ -345,6 +345,10 @@ case_socket_path() {
 	t_run "symlink" "$TORPORD" --config "$CONF" --socket "$WORK/link/s.sock"
 	expect_rc 1 "a symlink as the socket's directory"
 	expect_err 'not a directory \(a symlink\?\): refused' "the symlink is refused"
+	chmod 1777 "$WORK/real"
+	t_run "writable" "$TORPORD" --config "$CONF" --socket "$WORK/real/s.sock"
+	expect_rc 1 "a directory others may write to"
+	expect_err 'is not ours alone' "the shared directory is refused"
 	start_daemon
 	[ "$(stat -c %a "$SOCK")" = 666 ] || fail "the socket's mode is $(stat -c %a "$SOCK")"
 	t_run "second" "$TORPORD" --config "$CONF" --socket "$SOCK"
