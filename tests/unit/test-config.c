@@ -675,6 +675,29 @@ START_TEST(test_bad_chunk_pages)
 }
 END_TEST
 
+/* torpord's group: a name, or nothing (root only); whether it exists
+ * is torpord's to check (tests/integration/daemon.sh group). */
+START_TEST(test_group)
+{
+	struct torpor_config *c;
+	char path[300];
+
+	c = load_text("[torpor]\ngroup = wheel-2.x_y\n", path, sizeof(path));
+	ck_assert_ptr_nonnull(c);
+	ck_assert_str_eq(c->group, "wheel-2.x_y");
+	config_free(c);
+	c = load_text("[torpor]\ngroup =\n", path, sizeof(path));
+	ck_assert_ptr_nonnull(c);
+	ck_assert_ptr_null(c->group);
+	config_free(c);
+	expect_load_error("[torpor]\ngroup = -wheel\n", 2, "[torpor] key 'group'");
+	expect_load_error("[torpor]\ngroup = two words\n", 2, "[torpor] key 'group'");
+	expect_load_error("[torpor]\ngroup = a/b\n", 2, "[torpor] key 'group'");
+	expect_load_error("[torpor]\ngroup = aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n", 2,
+			  "[torpor] key 'group'");
+}
+END_TEST
+
 START_TEST(test_bad_after)
 {
 	expect_load_error("[torpor]\nafter = hibernate\n", 2,
@@ -1526,6 +1549,7 @@ config_suite(void)
 	tcase_add_test(errors, test_unknown_key_torpor);
 	tcase_add_test(errors, test_bad_threads);
 	tcase_add_test(errors, test_bad_chunk_pages);
+	tcase_add_test(errors, test_group);
 	tcase_add_test(errors, test_bad_after);
 	tcase_add_test(errors, test_bad_snapshot);
 	tcase_add_test(errors, test_snapshot_agrees_with_source);
