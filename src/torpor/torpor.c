@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "torpor-build.h"
@@ -17,6 +18,7 @@
 #include "config.h"
 #include "cycle.h"
 #include "host.h"
+#include "last-cycle.h"
 #include "loader.h"
 #include "log.h"
 #include "names.h"
@@ -24,6 +26,8 @@
 #include "plugin-call.h"
 #include "resume.h"
 #include "session.h"
+#include "snapshot.h"
+#include "status.h"
 
 int torpor_keygen_main(int argc, char **argv);
 int torpor_file_setup_main(int argc, char **argv);
@@ -174,14 +178,43 @@ open_session(struct torpor_session *s, bool require_filters)
 	return r;
 }
 
+/*
+ * Keep the figures of a cycle that ran for `torpor status`.  With the
+ * kernel source this runs in the resumed system, which knows what was
+ * measured before the snapshot and nothing after it (cycle_times says
+ * which).  A sim cycle is not the machine's: it is recorded only where
+ * [torpor] state_dir says.
+ */
+static void
+record_last_cycle(const struct torpor_session *s,
+		  const struct cycle_options *o, int r, uint64_t started)
+{
+	struct last_cycle lc;
+	const char *dir = last_cycle_dir(s->config);
+	int k;
+
+	if (snapshot_spec_kind(s->config->snapshot) != TORPOR_SNAPSHOT_KERNEL &&
+	    !s->config->state_dir)
+		return;
+	last_cycle_from(&lc, o->times, o->test, r, started);
+	k = last_cycle_write(dir, &lc);
+	if (k < 0)
+		log_full(geteuid() == 0 ? TORPOR_LOG_WARNING : TORPOR_LOG_INFO,
+			 NULL, "could not record the cycle's figures in %s/%s: %s",
+			 dir, LAST_CYCLE_FILE, strerror(-k));
+}
+
 static int
 cmd_hibernate(int argc, char **argv)
 {
+	struct cycle_times times;
 	struct cycle_options o = {
 		.test = arg_test,
 		/* -v: a line per tenth of the stream on stderr. */
 		.progress = arg_verbose ? session_print_progress : NULL,
+		.times = &times,
 	};
+	uint64_t started = (uint64_t)time(NULL);
 	struct torpor_session s;
 	int r;
 
@@ -194,8 +227,10 @@ cmd_hibernate(int argc, char **argv)
 	if (r >= 0 && !registry_can_hibernate(&s.reg))
 		r = log_error_errno(-EPERM, "hibernation is disabled: %s",
 				    s.reg.disabled_reason);
-	if (r >= 0)
+	if (r >= 0) {
 		r = cycle_hibernate(&s, &o);
+		record_last_cycle(&s, &o, r, started);
+	}
 	session_close(&s);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
@@ -272,23 +307,6 @@ cmd_resume_args(int argc, char **argv)
 	return exit_status(r);
 }
 
-static void
-json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 /* Bound of what plugins say about themselves (seed 009's debug buffer). */
 #define DEBUG_INFO_MAX 16384
 
@@ -308,14 +326,14 @@ static void
 print_plugin_json(const struct plugin_entry *e, bool first)
 {
 	printf("%s\n  {\"name\": ", first ? "" : ",");
-	json_string(stdout, e->ops.name);
+	json_write_string(stdout, e->ops.name);
 	printf(", \"type\": \"%s\", \"description\": ",
 	       plugin_type_name(e->ops.type));
-	json_string(stdout, e->ops.description);
+	json_write_string(stdout, e->ops.description);
 	printf(", \"abi_version\": %u, \"built_for\": ", e->ops.abi_version);
-	json_string(stdout, e->ops.built_for);
+	json_write_string(stdout, e->ops.built_for);
 	printf(", \"path\": ");
-	json_string(stdout, e->path);
+	json_write_string(stdout, e->path);
 	printf("}");
 }
 
@@ -352,7 +370,7 @@ cmd_plugins(int argc, char **argv)
 	if (arg_json)
 		printf("{\"plugin_dir\": ");
 	if (arg_json) {
-		json_string(stdout, s.plugin_dir);
+		json_write_string(stdout, s.plugin_dir);
 		printf(", \"plugins\": [");
 	}
 	for (e = s.reg.plugins_head; e; e = e->next_plugin) {
@@ -363,7 +381,7 @@ cmd_plugins(int argc, char **argv)
 	}
 	if (arg_json) {
 		printf("%s], \"debug_info\": ", s.reg.plugins_head ? "\n" : "");
-		json_string(stdout, info ? info : "");
+		json_write_string(stdout, info ? info : "");
 		printf("}\n");
 	} else if (!s.reg.plugins_head) {
 		printf("no plugins found in %s\n", s.plugin_dir);
@@ -389,67 +407,18 @@ cmd_config(int argc, char **argv)
 	return EXIT_SUCCESS;
 }
 
+/* The whole report is status_report()'s (the daemon's too); a
+ * configuration that does not load is part of it. */
 static int
 cmd_status(int argc, char **argv)
 {
 	struct torpor_session s;
-	struct plugin_entry *w;
-	const char *reason = NULL;
-	char *info = NULL;
-	int found = -1, r;
-	size_t i;
+	int r;
 
-	r = open_session(&s, false);
-	if (r < 0)
-		return EXIT_FAILURE;
-	r = session_arrange_hibernate(&s);
-	if (r < 0)
-		reason = "the configuration names a plugin that cannot be used";
-	else if (!registry_can_hibernate(&s.reg))
-		reason = s.reg.disabled_reason;
-	w = s.reg.active_writer;
-	if (w && registry_initialise(&s.reg, 1) >= 0) {
-		found = plugin_find(w);
-		info = plugins_debug_info(&s.reg);
-		registry_cleanup(&s.reg, 1);
-	}
-	if (arg_json) {
-		printf("{\"config\": ");
-		json_string(stdout, s.config->path);
-		printf(", \"snapshot\": ");
-		json_string(stdout, s.config->snapshot);
-		printf(", \"writer\": ");
-		json_string(stdout, s.config->writer);
-		printf(", \"filters\": [");
-		for (i = 0; i < s.config->n_filters; i++) {
-			printf("%s", i ? ", " : "");
-			json_string(stdout, s.config->filters[i]);
-		}
-		printf("], \"can_hibernate\": %s, \"disabled_reason\": ",
-		       reason ? "false" : "true");
-		json_string(stdout, reason ? reason : "");
-		printf(", \"image_present\": %s, \"debug_info\": ",
-		       found > 0 ? "true" : found == 0 ? "false" : "null");
-		json_string(stdout, info ? info : "");
-		printf("}\n");
-	} else {
-		printf("config:     %s\n", s.config->path ? s.config->path : "(defaults)");
-		printf("snapshot:   %s\n", s.config->snapshot);
-		printf("writer:     %s\n", s.config->writer ? s.config->writer : "(none)");
-		printf("filters:   ");
-		for (i = 0; i < s.config->n_filters; i++)
-			printf(" %s", s.config->filters[i]);
-		printf("%s\n", s.config->n_filters ? "" : " (none)");
-		printf("hibernate:  %s%s\n", reason ? "disabled: " : "possible",
-		       reason ? reason : "");
-		printf("image:      %s\n", found > 0 ? "a resumable image is stored" :
-		       found == 0 ? "none" : "unknown (the writer cannot look)");
-		if (info && info[0])
-			printf("plugins:\n%s", info);
-	}
-	free(info);
+	session_open(&s, arg_config, arg_plugin_dir, false);
+	r = status_report(&s, stdout, arg_json);
 	session_close(&s);
-	return reason ? EXIT_FAILURE : EXIT_SUCCESS;
+	return r < 0 ? EXIT_FAILURE : r;
 }
 
 static int

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * torpor status: a pre-flight a user can trust.  Whether hibernation
+ * would work now and, when not, the exact reason; what is stored and what
+ * a resume would do with it; the figures of the last cycle.  The CLI and
+ * the daemon both call status_report().
+ */
+#ifndef TORPOR_STATUS_H
+#define TORPOR_STATUS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "session.h"
+
+/* Where torpord listens (torpord.socket). */
+#define STATUS_DAEMON_SOCKET "/run/torpor/torpord.sock"
+
+/*
+ * Write the report on s to out: text, or with json one JSON object whose
+ * keys torpor(8) documents.  s is a session as session_open() left it,
+ * arranged or not; s->config may be NULL (the configuration did not
+ * load: the report says so).  The registry is left arranged for
+ * hibernation.  Returns 0 when hibernation would work now, 1 when it
+ * would fail (the exit status of `torpor status`), -errno on an internal
+ * error (out of memory).  Quick: the image's data is never read.
+ */
+int status_report(struct torpor_session *s, FILE *out, bool json);
+
+/* s as a JSON string (quoted, escaped) on f; NULL as "". */
+void json_write_string(FILE *f, const char *s);
+
+#endif
