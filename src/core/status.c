@@ -77,6 +77,8 @@ struct status {
 	uint64_t stored_bytes;		/* expected stored size */
 	bool ratio_from_last;
 	uint32_t ratio;			/* per 1000 */
+	uint64_t free_bytes;		/* the writer's room for the stream */
+	bool have_free;
 
 	char reasons[MAX_REASONS][REASON_SIZE];
 	size_t n_reasons;
@@ -89,6 +91,12 @@ struct status {
 	struct last_cycle last;
 	char *info;			/* the plugins' debug info */
 };
+
+static double
+mib(uint64_t bytes)
+{
+	return (double)bytes / 1048576.0;
+}
 
 void
 json_write_string(FILE *f, const char *s)
@@ -376,6 +384,14 @@ inspect_writer(struct status *st)
 	}
 	if (plugin_resume_args(w, st->location, sizeof(st->location)) < 0)
 		st->location[0] = '\0';
+	st->captured[0] = '\0';
+	st->have_free = plugin_free_space(w, &st->free_bytes) == 0;
+	if (st->have_free && st->stored_bytes > st->free_bytes)
+		add_reason(st, "not enough space for the image: about %.1f MiB to store, %.1f MiB free on writer '%s'",
+			   mib(st->stored_bytes), mib(st->free_bytes), w->ops.name);
+	else if (!st->have_free && st->captured[0])
+		add_reason(st, "writer '%s' cannot be used: %s", w->ops.name,
+			   st->captured);
 	st->info = malloc(DEBUG_INFO_MAX);
 	if (st->info)
 		registry_debug_info(reg, st->info, DEBUG_INFO_MAX);
@@ -457,12 +473,6 @@ gather(struct status *st)
 }
 
 
-static double
-mib(uint64_t bytes)
-{
-	return (double)bytes / 1048576.0;
-}
-
 /* What resume would do with the image, in one line. */
 static void
 describe_image(const struct status *st, char *buf, size_t size)
@@ -508,6 +518,11 @@ print_sizes_text(const struct status *st, FILE *out)
 		mib(st->stored_bytes), st->ratio / 10.0,
 		st->ratio_from_last ? "the last cycle's ratio" :
 				      "the filters' expected ratios");
+	if (st->have_free)
+		fprintf(out, "free space:     %.1f MiB for the image\n",
+			mib(st->free_bytes));
+	else
+		fprintf(out, "free space:     unknown (the writer cannot tell)\n");
 }
 
 static void
@@ -678,6 +693,10 @@ print_chain_json(const struct status *st, FILE *out)
 	json_number_or_null(out, "image_size_pref", st->image_size_pref);
 	json_number_or_null(out, "used_memory", st->used_memory);
 	json_number_or_null(out, "stored_size_estimate", st->stored_bytes);
+	if (st->have_free)
+		fprintf(out, ", \"free_space\": %" PRIu64, st->free_bytes);
+	else
+		fprintf(out, ", \"free_space\": null");
 	fprintf(out, ", \"stored_ratio_source\": \"%s\"",
 		st->ratio_from_last ? "last-cycle" : "filters");
 }
