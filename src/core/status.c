@@ -215,7 +215,8 @@ check_config(struct status *st)
 
 	if (!s->config) {
 		snprintf(st->config_error, sizeof(st->config_error), "%s",
-			 st->captured[0] ? st->captured : "it could not be read");
+			 st->captured[0] ? st->captured :
+			 "it could not be read (see the messages above)");
 		add_reason(st, "the configuration is invalid: %s", st->config_error);
 		return;
 	}
