@@ -319,3 +319,20 @@ last_cycle_read(const char *dir, struct last_cycle *ret)
 		return r;
 	return parse(text, ret);
 }
+
+int
+last_cycle_record_resume(const char *dir,
+			 const struct image_resume_stats *stats)
+{
+	struct last_cycle lc;
+	int r = last_cycle_read(dir, &lc);
+
+	if (r == -ENOENT)
+		memset(&lc, 0, sizeof(lc));
+	else if (r < 0)
+		return r;
+	lc.resumed_at = stats->resumed_at;
+	lc.resume_usec = stats->read_usec;
+	lc.resume_pages = stats->pages_restored;
+	return last_cycle_write(dir, &lc);
+}

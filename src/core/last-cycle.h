@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "cycle.h"
+#include "image-format.h"
 
 /* The most bytes the file may have; a longer one is refused unread. */
 #define LAST_CYCLE_MAX_SIZE 4096
@@ -50,6 +51,11 @@ void last_cycle_from(struct last_cycle *lc, const struct cycle_times *t,
 /* Replace dir/last-cycle with lc.  dir is created (0700) when missing;
  * a dir that others may write to is refused (-EPERM). */
 int last_cycle_write(const char *dir, const struct last_cycle *lc);
+
+/* Add what a resume recorded (the header's resume-stats slot) to
+ * dir/last-cycle, which is created when there is none. */
+int last_cycle_record_resume(const char *dir,
+			     const struct image_resume_stats *stats);
 
 /* Read dir/last-cycle: 0, -ENOENT when there is none, -EPERM when it is
  * not the reader's own file or others may write it, -EFBIG when larger

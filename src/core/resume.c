@@ -438,6 +438,7 @@ resume_restore(struct resume *rs)
 	h->stats.read_usec = (uint64_t)((session_now() - rs->t0) * 1e6);
 	h->stats.pages_restored = rs->pages;
 	h->stats.stored_bytes_read = rs->in.bytes_read;
+	rs->o->stats = h->stats;
 	if (image_header_set_stats(rs->hdr, rs->hdr_len, &h->stats) == 0)
 		plugin_rewrite_header(rs->writer, rs->hdr, rs->hdr_len);
 	session_print_summary(rs->what, h->page_count, h->page_size,
@@ -537,6 +538,7 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 
 	o->refusal = REFUSAL_NONE;
 	o->header_valid = false;
+	memset(&o->stats, 0, sizeof(o->stats));
 	r = resume_find(&rs);
 	if (r == 0)
 		r = resume_read_header(&rs);

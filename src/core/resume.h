@@ -48,6 +48,9 @@ struct resume_options {
 	uint32_t page_size;
 	uint64_t stored_bytes;
 	char kernel_release[65];
+	/* What a restore left in the header's resume-stats slot (resumed_at
+	 * 0: no restore). */
+	struct image_resume_stats stats;
 };
 
 /*

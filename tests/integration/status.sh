@@ -174,7 +174,18 @@ lc = d["last_cycle"]
 assert lc["pages"] == 200 and lc["error"] == 0 and lc["test"] is False
 assert lc["phases"]["write"] > 0 and lc["phases"]["sync"] > 0
 assert 0 < lc["ratio_permille"] < 1000
+assert lc["resume"] is None
 PY
+	# The simulated restore returns: torpor-resume adds its figures.
+	t_run resume torpor_resume
+	expect_rc 0 "resume"
+	t_run status torpor status
+	expect_out "^stored image: +none" "resumed: no image"
+	expect_out "^  resume: +200 pages in [0-9.]+ s \(recorded by torpor-resume\)" "resume figures"
+	expect_out "^  image: +200 pages" "hibernate figures kept"
+	t_run status-json torpor status --json
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["last_cycle"]["resume"]; assert r["pages"] == 200 and r["resumed_at"] > 0, r' "$OUT" ||
+		fail "resume figures: JSON"
 	;;
 state-file)
 	# The state file is read strictly: another owner's, a writable one,
