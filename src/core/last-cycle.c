@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "torpor-build.h"
@@ -30,11 +31,15 @@ static const struct lc_key fixed_keys[] = {
 	{ "resumed_at", LC_FIELD(resumed_at) },
 	{ "resume_usec", LC_FIELD(resume_usec) },
 	{ "resume_pages", LC_FIELD(resume_pages) },
+	{ "verified_at", LC_FIELD(verified_at) },
 };
 
 #define N_FIXED (sizeof(fixed_keys) / sizeof(fixed_keys[0]))
-/* The fixed keys, "test", "error", and one "usec.PHASE" per phase. */
-#define N_KEYS (N_FIXED + 2 + CYCLE_N_PHASES)
+/* The fixed keys, "test", "error", one "usec.PHASE" per phase, and
+ * "verify_intact", "verify_uuid". */
+#define N_KEYS (N_FIXED + 2 + CYCLE_N_PHASES + 2)
+#define KEY_VERIFY_INTACT (N_FIXED + 2 + CYCLE_N_PHASES)
+#define KEY_VERIFY_UUID (KEY_VERIFY_INTACT + 1)
 
 const char *
 last_cycle_dir(const struct torpor_config *c)
@@ -98,6 +103,17 @@ format(const struct last_cycle *lc, char *buf, size_t size)
 		k = snprintf(buf + n, size - n, "usec.%s=%" PRIu64 "\n",
 			     cycle_phase_name((enum cycle_phase)i),
 			     lc->phase_usec[i]);
+	}
+	if (k >= 0 && (size_t)k < size - n) {
+		n += (size_t)k;
+		k = snprintf(buf + n, size - n, "verify_intact=%d\nverify_uuid=",
+			     lc->verify_intact ? 1 : 0);
+	}
+	for (i = 0; k >= 0 && (size_t)k < size - n && i <= 16; i++) {
+		n += (size_t)k;
+		k = i < 16 ? snprintf(buf + n, size - n, "%02x",
+				      lc->verify_uuid[i]) :
+			     snprintf(buf + n, size - n, "\n");
 	}
 	if (k < 0 || (size_t)k >= size - n)
 		return -ENOBUFS;
@@ -210,6 +226,10 @@ field_of_key(struct last_cycle *lc, const char *key, uint64_t *scratch,
 		*ret_index = N_FIXED + (key[0] == 'e');
 		return scratch;
 	}
+	if (strcmp(key, "verify_intact") == 0) {
+		*ret_index = KEY_VERIFY_INTACT;
+		return scratch;
+	}
 	for (i = 0; i < CYCLE_N_PHASES; i++)
 		if (strncmp(key, "usec.", 5) == 0 &&
 		    strcmp(key + 5, cycle_phase_name((enum cycle_phase)i)) == 0) {
@@ -217,6 +237,26 @@ field_of_key(struct last_cycle *lc, const char *key, uint64_t *scratch,
 			return &lc->phase_usec[i];
 		}
 	return NULL;
+}
+
+/* Exactly 32 lower-case hex digits. */
+static int
+parse_uuid(const char *s, uint8_t *ret)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	if (strlen(s) != 32)
+		return -EBADMSG;
+	for (i = 0; i < 32; i++) {
+		const char *d = s[i] ? strchr(digits, s[i]) : NULL;
+
+		if (!d)
+			return -EBADMSG;
+		ret[i / 2] = (uint8_t)(i % 2 ? ret[i / 2] | (d - digits) :
+					       (d - digits) << 4);
+	}
+	return 0;
 }
 
 /* One "key=value" line (without its newline). */
@@ -230,6 +270,12 @@ parse_line(struct last_cycle *lc, char *line, bool *seen)
 	if (line[0] == '#' || !eq)
 		return line[0] == '#' ? 0 : -EBADMSG;
 	*eq = '\0';
+	if (strcmp(line, "verify_uuid") == 0) {
+		if (seen[KEY_VERIFY_UUID] || parse_uuid(eq + 1, lc->verify_uuid) < 0)
+			return -EBADMSG;
+		seen[KEY_VERIFY_UUID] = true;
+		return 0;
+	}
 	v = field_of_key(lc, line, &scratch, &at);
 	if (!v || seen[at] || parse_u64(eq + 1, v) < 0)
 		return -EBADMSG;
@@ -242,6 +288,10 @@ parse_line(struct last_cycle *lc, char *line, bool *seen)
 		if (scratch > 4095)
 			return -EBADMSG;
 		lc->error = (uint32_t)scratch;
+	} else if (at == KEY_VERIFY_INTACT) {
+		if (scratch > 1)
+			return -EBADMSG;
+		lc->verify_intact = scratch == 1;
 	}
 	return 0;
 }
@@ -320,16 +370,40 @@ last_cycle_read(const char *dir, struct last_cycle *ret)
 	return parse(text, ret);
 }
 
+/* The file as it is, or an empty record when there is none. */
+static int
+read_for_update(const char *dir, struct last_cycle *lc)
+{
+	int r = last_cycle_read(dir, lc);
+
+	if (r == -ENOENT)
+		memset(lc, 0, sizeof(*lc));
+	return r == -ENOENT ? 0 : r;
+}
+
+int
+last_cycle_record_verify(const char *dir, const uint8_t uuid[16],
+			 bool intact)
+{
+	struct last_cycle lc;
+	int r = read_for_update(dir, &lc);
+
+	if (r < 0)
+		return r;
+	lc.verified_at = (uint64_t)time(NULL);
+	lc.verify_intact = intact;
+	memcpy(lc.verify_uuid, uuid, sizeof(lc.verify_uuid));
+	return last_cycle_write(dir, &lc);
+}
+
 int
 last_cycle_record_resume(const char *dir,
 			 const struct image_resume_stats *stats)
 {
 	struct last_cycle lc;
-	int r = last_cycle_read(dir, &lc);
+	int r = read_for_update(dir, &lc);
 
-	if (r == -ENOENT)
-		memset(&lc, 0, sizeof(lc));
-	else if (r < 0)
+	if (r < 0)
 		return r;
 	lc.resumed_at = stats->resumed_at;
 	lc.resume_usec = stats->read_usec;

@@ -36,6 +36,10 @@ struct last_cycle {
 	uint64_t resumed_at;
 	uint64_t resume_usec;
 	uint64_t resume_pages;
+	/* The last torpor verify of an image (verified_at 0: none). */
+	uint64_t verified_at;
+	bool verify_intact;		/* else refused */
+	uint8_t verify_uuid[16];	/* the image it read */
 };
 
 /* The state directory: [torpor] state_dir, else the built-in one. */
@@ -56,6 +60,11 @@ int last_cycle_write(const char *dir, const struct last_cycle *lc);
  * dir/last-cycle, which is created when there is none. */
 int last_cycle_record_resume(const char *dir,
 			     const struct image_resume_stats *stats);
+
+/* Add the outcome of a torpor verify of the image uuid (intact, or
+ * refused) to dir/last-cycle, which is created when there is none. */
+int last_cycle_record_verify(const char *dir, const uint8_t uuid[16],
+			     bool intact);
 
 /* Read dir/last-cycle: 0, -ENOENT when there is none, -EPERM when it is
  * not the reader's own file or others may write it, -EFBIG when larger

@@ -426,6 +426,16 @@ check_chain(struct status *st)
 	inspect_writer(st);
 }
 
+/* A torpor verify of this very image (its UUID) is on record. */
+static bool
+verified(const struct status *st)
+{
+	return st->last_r == 0 && st->last.verified_at &&
+	       st->facts.header_valid &&
+	       memcmp(st->last.verify_uuid, st->facts.uuid,
+		      sizeof(st->facts.uuid)) == 0;
+}
+
 /* What resume would do with the image stored: its own checks, up to
  * the stream (which is not read: status stays quick). */
 static void
@@ -452,6 +462,11 @@ inspect_image(struct status *st)
 		st->image = IMAGE_ELSEWHERE;
 	else
 		st->image = IMAGE_DAMAGED;
+	if (st->image == IMAGE_STORED && verified(st) && !st->last.verify_intact) {
+		st->image = IMAGE_DAMAGED;
+		snprintf(st->image_why, sizeof(st->image_why),
+			 "torpor verify refused its data");
+	}
 	/* Back to the configured chain (the daemon hibernates with it). */
 	session_arrange_hibernate(s);
 }
@@ -474,19 +489,34 @@ gather(struct status *st)
 }
 
 
+/* The image as stored, and what is known of its data. */
+static void
+describe_stored(const struct status *st, char *buf, size_t size)
+{
+	const struct resume_options *f = &st->facts;
+	time_t t = (time_t)st->last.verified_at;
+	char how[128];
+
+	if (verified(st))
+		strftime(how, sizeof(how),
+			 "stored, resumable (torpor verify read it intact at %Y-%m-%d %H:%M:%S)",
+			 localtime(&t));
+	else
+		snprintf(how, sizeof(how), "stored (header valid; run torpor verify to check the data)");
+	snprintf(buf, size, "%s: %" PRIu64 " pages, %.1f MiB stored, kernel %s",
+		 how, f->page_count, mib(f->stored_bytes), f->kernel_release);
+}
+
 /* What resume would do with the image, in one line. */
 static void
 describe_image(const struct status *st, char *buf, size_t size)
 {
-	const struct resume_options *f = &st->facts;
-
 	switch (st->image) {
 	case IMAGE_NONE:
 		snprintf(buf, size, "none");
 		break;
 	case IMAGE_STORED:
-		snprintf(buf, size, "stored (header valid; run torpor verify to check the data): %" PRIu64 " pages, %.1f MiB stored, kernel %s",
-			 f->page_count, mib(f->stored_bytes), f->kernel_release);
+		describe_stored(st, buf, size);
 		break;
 	case IMAGE_TEST:
 		snprintf(buf, size, "stored, not resumable: test image (written by hibernate --test)");

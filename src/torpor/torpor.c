@@ -178,6 +178,26 @@ open_session(struct torpor_session *s, bool require_filters)
 	return r;
 }
 
+/* A state directory this session records in: the machine's for the
+ * kernel source, only a configured one for the sim's (whose cycles are
+ * not the machine's); NULL: none. */
+static const char *
+record_dir(const struct torpor_session *s)
+{
+	if (snapshot_spec_kind(s->config->snapshot) != TORPOR_SNAPSHOT_KERNEL &&
+	    !s->config->state_dir)
+		return NULL;
+	return last_cycle_dir(s->config);
+}
+
+static void
+warn_unrecorded(const char *dir, int r)
+{
+	log_full(geteuid() == 0 ? TORPOR_LOG_WARNING : TORPOR_LOG_INFO, NULL,
+		 "could not record the figures in %s/%s: %s", dir,
+		 LAST_CYCLE_FILE, strerror(-r));
+}
+
 /*
  * Keep the figures of a cycle that ran for `torpor status`.  With the
  * kernel source this runs in the resumed system, which knows what was
@@ -189,19 +209,16 @@ static void
 record_last_cycle(const struct torpor_session *s,
 		  const struct cycle_options *o, int r, uint64_t started)
 {
+	const char *dir = record_dir(s);
 	struct last_cycle lc;
-	const char *dir = last_cycle_dir(s->config);
 	int k;
 
-	if (snapshot_spec_kind(s->config->snapshot) != TORPOR_SNAPSHOT_KERNEL &&
-	    !s->config->state_dir)
+	if (!dir)
 		return;
 	last_cycle_from(&lc, o->times, o->test, r, started);
 	k = last_cycle_write(dir, &lc);
 	if (k < 0)
-		log_full(geteuid() == 0 ? TORPOR_LOG_WARNING : TORPOR_LOG_INFO,
-			 NULL, "could not record the cycle's figures in %s/%s: %s",
-			 dir, LAST_CYCLE_FILE, strerror(-k));
+		warn_unrecorded(dir, k);
 }
 
 static int
@@ -235,6 +252,21 @@ cmd_hibernate(int argc, char **argv)
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+/* The verdict of a verify that read an image, for status to show. */
+static void
+record_verify(const struct torpor_session *s, const struct resume_options *o,
+	      int r)
+{
+	const char *dir = s->config ? record_dir(s) : NULL;
+	int k;
+
+	if (!dir || !o->header_valid || (r != 0 && r != EXIT_REFUSED))
+		return;
+	k = last_cycle_record_verify(dir, o->uuid, r == 0);
+	if (k < 0)
+		warn_unrecorded(dir, k);
+}
+
 static int
 run_resume(enum resume_mode mode)
 {
@@ -250,6 +282,8 @@ run_resume(enum resume_mode mode)
 	r = session_arrange_writer_only(&s);
 	if (r >= 0)
 		r = resume_run(&s, &o);
+	if (mode == RESUME_VERIFY)
+		record_verify(&s, &o, r);
 	session_close(&s);
 	return exit_status(r);
 }

@@ -139,6 +139,30 @@ damaged)
 	expect_out "^stored image: +stored, damaged: image refused: header: .*(checksum|CRC)" "damaged"
 	[ ! -s "$ERR" ] || fail "damaged: status wrote on stderr"
 	;;
+verified)
+	# A verify's verdict on this very image is on record: status says
+	# what it found, and when.
+	t_run hib torpor hibernate --direct
+	expect_rc 0 "hibernate"
+	t_run verify torpor verify
+	expect_rc 0 "verify"
+	t_run status torpor status
+	expect_rc 0 "status"
+	expect_out "^stored image: +stored, resumable \(torpor verify read it intact at [0-9: -]+\): 200 pages" "verified intact"
+	# Data damaged where only reading the stream finds it.
+	"$IMAGE_TOOL" flip "$IMAGE" $(( $("$IMAGE_TOOL" offset "$IMAGE" data 3) + 17 ))
+	t_run verify torpor verify
+	expect_rc 2 "verify of damaged data"
+	t_run status torpor status
+	expect_out "^stored image: +stored, damaged: torpor verify refused its data" "verify refused"
+	t_run status-json torpor status --json
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["image"]["state"] == "damaged", d["image"]' "$OUT" ||
+		fail "verify refused: JSON"
+	# A new image is not the one verified.
+	t_run hib torpor hibernate --direct
+	t_run status torpor status
+	expect_out "^stored image: +stored \(header valid; run torpor verify to check the data\)" "new image"
+	;;
 foreign)
 	t_run hib torpor hibernate --direct
 	expect_rc 0 "hibernate"
@@ -206,6 +230,12 @@ state-file)
 	printf 'pages=2\npages=3\n' >"$STATE/last-cycle"
 	t_run status torpor status
 	expect_out "^last cycle: +unreadable record: Bad message" "twice"
+	printf 'verify_uuid=0123456789abcdef0123456789abcdeg\n' >"$STATE/last-cycle"
+	t_run status torpor status
+	expect_out "^last cycle: +unreadable record: Bad message" "bad uuid"
+	printf 'pages=2' >"$STATE/last-cycle"
+	t_run status torpor status
+	expect_out "^last cycle: +unreadable record: Bad message" "torn line"
 	printf 'owner=root\n' >"$STATE/last-cycle"
 	t_run status torpor status
 	expect_out "^last cycle: +unreadable record: Bad message" "unknown key"
