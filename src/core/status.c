@@ -484,7 +484,8 @@ gather(struct status *st)
 	st->last_r = last_cycle_read(last_cycle_dir(s->config), &st->last);
 	check_snapshot_device(st);
 	check_chain(st);
-	if (st->arranged)
+	/* The image needs only the writer (its header names its chain). */
+	if (s->plugins_loaded && s->config->writer)
 		inspect_image(st);
 }
 
