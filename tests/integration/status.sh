@@ -224,6 +224,13 @@ state-file)
 	t_run status torpor status
 	expect_out "^last cycle: +unreadable record: Operation not permitted" "writable by others"
 	chmod 600 "$STATE/last-cycle"
+	if [ "$(id -u)" -eq 0 ]; then
+		# A user's file in root's state directory is not root's record.
+		chown 65534 "$STATE/last-cycle"
+		t_run status torpor status
+		expect_out "^last cycle: +unreadable record: Operation not permitted" "another owner"
+		chown 0 "$STATE/last-cycle"
+	fi
 	printf 'pages=-2\n' >"$STATE/last-cycle"
 	t_run status torpor status
 	expect_out "^last cycle: +unreadable record: Bad message" "bad number"
