@@ -393,6 +393,15 @@ struct torpor_plugin {
 	 * aborts the cycle before anything is frozen; at POST it is only
 	 * logged. */
 	int (*sleep_event)(int event, const char *action);
+
+	/* ---- writers, appended ------------------------------------------ */
+
+	/* Optional.  After initialise(1): the most data-stream bytes that
+	 * reserve() would accept now (its own overhead, the header and the
+	 * signature, already taken off), found without changing anything on
+	 * the storage; `torpor status` compares it with the expected stored
+	 * size.  -errno when the writer cannot tell. */
+	int (*free_space)(uint64_t *ret_bytes);
 };
 
 /* The entry point's type. */

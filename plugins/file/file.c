@@ -251,6 +251,17 @@ file_reserve(uint64_t expected)
 	return 0;
 }
 
+static int
+file_free_space(uint64_t *ret)
+{
+	uint64_t overhead = BD_BLOCK + TORPOR_IMAGE_MAX_HEADER;
+
+	if (!have_space)
+		return -ENODEV;
+	*ret = space.total > overhead ? space.total - overhead : 0;
+	return 0;
+}
+
 /* Write n bytes (whole blocks) at file byte *ctx and advance it. */
 static int
 emit_stream(void *ctx, const uint8_t *p, size_t n)
@@ -528,6 +539,7 @@ static const struct torpor_plugin file_plugin = {
 	.invalidate = file_invalidate,
 	.rewrite_header = file_rewrite_header,
 	.resume_args = file_resume_args,
+	.free_space = file_free_space,
 };
 
 TORPOR_PLUGIN_REGISTER(file_plugin)

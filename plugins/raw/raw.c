@@ -260,6 +260,32 @@ write_signature(const struct raw_signature *sig)
 	return r;
 }
 
+/* The bytes there are for the image: the device, or a file and the free
+ * space of its filesystem (it may grow into it). */
+static uint64_t
+raw_room(void)
+{
+	uint64_t avail = device_size;
+	struct statvfs sv;
+
+	if (is_regular && fstatvfs(fd, &sv) == 0)
+		avail += (uint64_t)sv.f_bavail * sv.f_frsize;
+	return avail;
+}
+
+static int
+raw_free_space(uint64_t *ret)
+{
+	uint64_t overhead = RAW_STREAM_OFFSET + TORPOR_IMAGE_MAX_HEADER, avail;
+	int r = raw_reopen(false);
+
+	if (r < 0)
+		return r;
+	avail = raw_room();
+	*ret = avail > overhead ? avail - overhead : 0;
+	return 0;
+}
+
 static int
 raw_reserve(uint64_t expected)
 {
@@ -277,14 +303,7 @@ raw_reserve(uint64_t expected)
 			  device);
 		return -EINVAL;
 	}
-	avail = device_size;
-	if (is_regular) {
-		struct statvfs sv;
-
-		/* A file may grow into its filesystem's free space. */
-		if (fstatvfs(fd, &sv) == 0)
-			avail += (uint64_t)sv.f_bavail * sv.f_frsize;
-	}
+	avail = raw_room();
 	if (need > avail) {
 		host->log(TORPOR_LOG_ERR, "raw", "need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
 			  (need + (1 << 20) - 1) >> 20, avail >> 20, device);
@@ -504,6 +523,7 @@ static const struct torpor_plugin raw_plugin = {
 	.invalidate = raw_invalidate,
 	.rewrite_header = raw_rewrite_header,
 	.resume_args = raw_resume_args,
+	.free_space = raw_free_space,
 };
 
 TORPOR_PLUGIN_REGISTER(raw_plugin)

@@ -142,10 +142,12 @@ unescape(char *s)
 
 /*
  * With want == NULL: pick the active non-zram swap with the most free
- * space into buf.  Otherwise: 1 when want is active, 0 when not.
+ * space into buf.  Otherwise: 1 when want is active (its free bytes in
+ * *ret_free when that is not NULL), 0 when not.
  */
 static int
-scan_proc_swaps(const struct stat *want, char *buf, size_t size)
+scan_proc_swaps_free(const struct stat *want, char *buf, size_t size,
+		     uint64_t *ret_free)
 {
 	FILE *f = fopen("/proc/swaps", "re");
 	char line[PATH_MAX + 128], name[PATH_MAX];
@@ -160,6 +162,8 @@ scan_proc_swaps(const struct stat *want, char *buf, size_t size)
 		unescape(name);
 		if (want) {
 			if (same_object(name, want)) {
+				if (ret_free)	/* KiB in /proc/swaps */
+					*ret_free = used < sz ? (sz - used) * 1024 : 0;
 				r = 1;
 				break;
 			}
@@ -175,6 +179,12 @@ scan_proc_swaps(const struct stat *want, char *buf, size_t size)
 	}
 	fclose(f);
 	return r;
+}
+
+static int
+scan_proc_swaps(const struct stat *want, char *buf, size_t size)
+{
+	return scan_proc_swaps_free(want, buf, size, NULL);
 }
 
 /* A swap file holds a copy of memory once an image is in it: root's,
@@ -641,6 +651,52 @@ free_space(const struct stat *st, uint64_t *ret)
 	return 0;
 }
 
+/* The free bytes of the area without touching it: the kernel's count of
+ * an active area (/proc/swaps), or with the simulated source what the
+ * header leaves (page 0 and the bad pages taken off). */
+static int
+area_free_bytes(uint64_t *ret)
+{
+	struct stat st;
+	uint8_t *pg = NULL;
+	int r;
+
+	if (stat(file_path[0] ? file_path : dev_path, &st) < 0)
+		return -errno;
+	if (host->snapshot_kind() == TORPOR_SNAPSHOT_KERNEL) {
+		*ret = 0;	/* not active: the kernel gives none */
+		r = scan_proc_swaps_free(&st, NULL, 0, ret);
+		return r < 0 ? r : 0;
+	}
+	r = open_dev(false);
+	if (r == 0)
+		r = read_page0(&pg);
+	if (r < 0)
+		return r;
+	if (torpor_get_le32(pg + 1028) > torpor_get_le32(pg + 1032))
+		*ret = ((uint64_t)torpor_get_le32(pg + 1028) -
+			torpor_get_le32(pg + 1032)) * page;
+	else
+		*ret = 0;
+	free(pg);
+	return 0;
+}
+
+static int
+swap_free_space(uint64_t *ret)
+{
+	uint64_t avail = 0, overhead = TORPOR_IMAGE_MAX_HEADER + page;
+	int r;
+
+	if (!have_area)
+		return -ENODEV;
+	r = area_free_bytes(&avail);
+	if (r < 0)
+		return r;
+	*ret = avail > overhead ? avail - overhead : 0;
+	return 0;
+}
+
 static int
 swap_reserve(uint64_t expected)
 {
@@ -998,6 +1054,7 @@ static const struct torpor_plugin swap_plugin = {
 	.rewrite_header = swap_rewrite_header,
 	.refused = swap_refused,
 	.resume_args = swap_resume_args,
+	.free_space = swap_free_space,
 };
 
 TORPOR_PLUGIN_REGISTER(swap_plugin)

@@ -417,6 +417,7 @@ config_free(struct torpor_config *c)
 	free(c->snapshot);
 	free(c->plugin_dir);
 	free(c->group);
+	free(c->state_dir);
 	for (i = 0; i < c->n_entries; i++) {
 		free(c->entries[i].section);
 		free(c->entries[i].key);
@@ -867,6 +868,11 @@ static const struct core_key core_keys[] = {
 		    .help = "where plugins are loaded from; not set: the "
 			    "built-in directory" },
 	  .optional = true, .offset = FIELD(plugin_dir),
+	  .set = set_directory, .show = show_string },
+	{ .decl = { .name = "state_dir", .type = TORPOR_CONFIG_STRING,
+		    .help = "where the figures of the last cycle are kept; "
+			    "not set: the built-in directory" },
+	  .optional = true, .offset = FIELD(state_dir),
 	  .set = set_directory, .show = show_string },
 	{ .decl = { .name = "chunk_pages", .type = TORPOR_CONFIG_INT,
 		    .min = 1, .max = IMAGE_MAX_CHUNK_PAGES,

@@ -70,6 +70,7 @@ struct torpor_config {
 	enum config_power_off power_off;
 	char *snapshot;			/* "/dev/snapshot" or "sim:SIZE[:SEED]" */
 	char *plugin_dir;		/* NULL: built-in default */
+	char *state_dir;		/* NULL: built-in (TORPOR_STATEDIR) */
 	unsigned chunk_pages;		/* pages per chunk, default 32 */
 	uint64_t image_size;		/* preferred image bytes, when */
 	bool has_image_size;		/* ... image_size = is set */

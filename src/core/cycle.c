@@ -104,9 +104,8 @@ chain_entry(const struct chain *c, size_t i)
 	return i < c->n_filters ? c->filters[i] : c->writer;
 }
 
-/* How many bytes of memory the image will take, before it is taken. */
-static uint64_t
-estimate_image_bytes(struct snapshot *snap, const char *spec)
+uint64_t
+cycle_expected_image_bytes(enum torpor_snapshot_kind kind, const char *spec)
 {
 	uint64_t size = 0, seed, total, avail;
 	bool named;
@@ -114,7 +113,7 @@ estimate_image_bytes(struct snapshot *snap, const char *spec)
 
 	/* The simulated image's size is in its name; like the kernel's, the
 	 * device itself knows it only once the image exists. */
-	if (snap->kind == TORPOR_SNAPSHOT_SIM)
+	if (kind == TORPOR_SNAPSHOT_SIM)
 		return sim_parse_spec(spec, &size, &seed, &named) == 0 ? size : 0;
 	/* The kernel shrinks the image to /sys/power/image_size when it can;
 	 * used memory is the other bound. */
@@ -222,7 +221,8 @@ cycle_prepare(struct cycle *cy)
 static int
 cycle_reserve(struct cycle *cy)
 {
-	uint64_t raw = estimate_image_bytes(cy->snap, cy->s->config->snapshot);
+	uint64_t raw = cycle_expected_image_bytes(cy->snap->kind,
+						  cy->s->config->snapshot);
 	int r = plugin_reserve(cy->chain.writer,
 			       chain_expected_stream(&cy->chain, raw));
 
@@ -494,9 +494,11 @@ cycle_leave(struct cycle *cy)
 	return 0;
 }
 
-/* After the system came back: report what the resume side recorded. */
+/* After the system came back: report what the resume side recorded, and
+ * keep it in o->times. */
 static void
-report_resume_stats(const struct plugin_entry *writer)
+report_resume_stats(const struct plugin_entry *writer,
+		    struct cycle_times *times)
 {
 	struct image_header h;
 	uint8_t *buf = malloc(IMAGE_MAX_HEADER);
@@ -508,9 +510,15 @@ report_resume_stats(const struct plugin_entry *writer)
 	memset(&h, 0, sizeof(h));
 	if (plugin_read_header(writer, buf, IMAGE_MAX_HEADER, &len) == 0 &&
 	    image_header_parse(buf, len, &h, err, sizeof(err)) == 0 &&
-	    h.stats.resumed_at)
+	    h.stats.resumed_at) {
 		printf("resume (recorded by torpor-resume): %" PRIu64 " pages in %.2f s\n",
 		       h.stats.pages_restored, (double)h.stats.read_usec / 1e6);
+		if (times) {
+			times->resumed_at = h.stats.resumed_at;
+			times->resume_usec = h.stats.read_usec;
+			times->resume_pages = h.stats.pages_restored;
+		}
+	}
 	image_header_clear(&h);
 	free(buf);
 }
@@ -595,7 +603,13 @@ cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 	}
 	cycle_phase(&cy, CYCLE_PHASE_RESUMED);
 	if (r >= 0 && !o->test && !cy.woke)
-		report_resume_stats(cy.chain.writer);
+		report_resume_stats(cy.chain.writer, o->times);
+	if (o->times) {
+		/* Zero after a real resume: set after the snapshot. */
+		o->times->pages = cy.h.page_count;
+		o->times->page_size = cy.h.page_size;
+		o->times->stored_bytes = cy.h.stored_bytes;
+	}
 	r = cycle_end(&cy, r);
 	cycle_phase(&cy, CYCLE_N_PHASES);
 	return r;

@@ -8,6 +8,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "session.h"
 #include "stream.h"
@@ -35,9 +36,21 @@ const char *cycle_phase_name(enum cycle_phase p);
  * so it must not wait on another process. */
 typedef void (*cycle_phase_fn)(void *ctx, enum cycle_phase p, bool done);
 
-/* Seconds each phase took in the last cycle; a phase not reached is 0. */
+/* Seconds each phase took in the last cycle; a phase not reached is 0.
+ * In a system resumed from the kernel's image, only what was measured
+ * before the snapshot (and the resumed phase) is known: the rest happened
+ * in the memory that was powered off. */
 struct cycle_times {
 	double phase[CYCLE_N_PHASES];
+	/* The image written, as this process knows it (0: not known). */
+	uint64_t pages;
+	uint64_t page_size;
+	uint64_t stored_bytes;
+	/* What torpor-resume left in the header's resume-stats slot, when the
+	 * resumed system could read it back (resumed_at 0: it could not). */
+	uint64_t resumed_at;
+	uint64_t resume_usec;
+	uint64_t resume_pages;
 };
 
 struct cycle_options {
@@ -57,6 +70,13 @@ struct cycle_options {
 	 * the image-writing side recorded, when known). */
 	struct cycle_times *times;
 };
+
+/* How many bytes of memory the image will take, before it is taken: the
+ * sim's size, else the smaller of /sys/power/image_size (the kernel
+ * shrinks the image to it when it can) and the memory in use; 0 when
+ * unknown. */
+uint64_t cycle_expected_image_bytes(enum torpor_snapshot_kind kind,
+				    const char *spec);
 
 /* Run one cycle with the arranged session.  Returns 0 once the system is
  * back (resumed, or --test done), -errno when it aborted (everything undone:

@@ -8,6 +8,19 @@
 static int max_level = TORPOR_LOG_NOTICE;
 static const char *program = "torpor";
 static FILE *tee;
+static char *capture;
+static size_t capture_size;
+static bool capture_mute;
+
+void
+log_capture(char *buf, size_t size, bool mute)
+{
+	capture = size ? buf : NULL;
+	capture_size = size;
+	capture_mute = capture && mute;
+	if (capture)
+		capture[0] = '\0';
+}
 
 void
 log_set_tee(FILE *f)
@@ -39,10 +52,16 @@ log_fullv(int level, const char *plugin, const char *fmt, va_list ap)
 	char line[2048];
 	int saved = errno;
 
-	if (level > max_level)
+	if (level > max_level && !(capture && level <= TORPOR_LOG_ERR))
 		return;
 	errno = saved;
 	vsnprintf(line, sizeof(line), fmt, ap);
+	if (capture && level <= TORPOR_LOG_ERR && !capture[0])
+		snprintf(capture, capture_size, "%s", line);
+	if (capture_mute || level > max_level) {
+		errno = saved;
+		return;
+	}
 	if (plugin)
 		fprintf(stderr, "%s: %s: %s\n", program, plugin, line);
 	else

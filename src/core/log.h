@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include <torpor/plugin.h>
@@ -19,6 +21,15 @@ void log_set_program(const char *name);
 /* Also write every line logged to f (NULL: stop), e.g. a memory stream
  * that torpord sends to the client whose request is running. */
 void log_set_tee(FILE *f);
+
+/*
+ * While buf is set, the text of the first message at TORPOR_LOG_ERR or
+ * more urgent goes into buf (size bytes; the caller empties buf to catch
+ * the next one: the first says most, later ones add context), and with mute
+ * nothing is printed at all: a report that says the reason itself
+ * (torpor status).  log_capture(NULL, 0, false) ends it.
+ */
+void log_capture(char *buf, size_t size, bool mute);
 
 void log_full(int level, const char *plugin, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -332,6 +332,14 @@ plugin_refused(const struct plugin_entry *e)
 }
 
 int
+plugin_free_space(const struct plugin_entry *e, uint64_t *ret_bytes)
+{
+	if (!e->ops.free_space)
+		return -EOPNOTSUPP;
+	return e->ops.free_space(ret_bytes);
+}
+
+int
 plugin_resume_args(const struct plugin_entry *e, char *buf, size_t size)
 {
 	int r;

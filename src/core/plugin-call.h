@@ -79,6 +79,8 @@ int plugin_invalidate(const struct plugin_entry *e);
 int plugin_rewrite_header(const struct plugin_entry *e, const void *header,
 			  size_t len);
 void plugin_refused(const struct plugin_entry *e);
+/* Absent: -EOPNOTSUPP.  A failure is not logged (status shows it). */
+int plugin_free_space(const struct plugin_entry *e, uint64_t *ret_bytes);
 /* Absent: -EOPNOTSUPP. */
 int plugin_resume_args(const struct plugin_entry *e, char *buf, size_t size);
 

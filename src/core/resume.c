@@ -125,7 +125,7 @@ resume_find(struct resume *rs)
 	if (r >= 0)
 		r = plugin_find(rs->writer);
 	if (r <= 0) {
-		if (r == 0)
+		if (r == 0 && rs->o->mode != RESUME_INSPECT)
 			printf("%s: no image found\n", rs->what);
 		return r < 0 ? r : RESUME_DONE;
 	}
@@ -138,6 +138,20 @@ resume_find(struct resume *rs)
 	rs->gone = true;
 	printf("%s: noresume given: image discarded, booting normally\n", rs->what);
 	return RESUME_DONE;
+}
+
+/* What the caller may say about the image once its header parsed. */
+static void
+note_facts(struct resume_options *o, const struct image_header *h)
+{
+	o->header_valid = true;
+	o->test_image = (h->flags & IMAGE_FLAG_TEST) != 0;
+	memcpy(o->uuid, h->uuid, sizeof(o->uuid));
+	o->created = h->created;
+	o->page_count = h->page_count;
+	o->page_size = h->page_size;
+	o->stored_bytes = h->stored_bytes;
+	memcpy(o->kernel_release, h->kernel_release, sizeof(o->kernel_release));
 }
 
 static int
@@ -163,6 +177,7 @@ resume_read_header(struct resume *rs)
 		log_error("image refused: header: %s", err);
 		return refuse(rs, REFUSAL_CORRUPT);
 	}
+	note_facts(rs->o, &rs->h);
 	return 0;
 }
 
@@ -184,7 +199,7 @@ resume_check(struct resume *rs)
 			  h->page_size, sysconf(_SC_PAGESIZE));
 		return refuse(rs, REFUSAL_ELSEWHERE);
 	}
-	if ((h->flags & IMAGE_FLAG_TEST) && rs->o->mode == RESUME_RESTORE) {
+	if ((h->flags & IMAGE_FLAG_TEST) && rs->o->mode != RESUME_VERIFY) {
 		log_error("image refused: it was written by `torpor hibernate --test`, whose system kept running; restoring it would corrupt the filesystems");
 		return refuse(rs, REFUSAL_CORRUPT);
 	}
@@ -423,6 +438,7 @@ resume_restore(struct resume *rs)
 	h->stats.read_usec = (uint64_t)((session_now() - rs->t0) * 1e6);
 	h->stats.pages_restored = rs->pages;
 	h->stats.stored_bytes_read = rs->in.bytes_read;
+	rs->o->stats = h->stats;
 	if (image_header_set_stats(rs->hdr, rs->hdr_len, &h->stats) == 0)
 		plugin_rewrite_header(rs->writer, rs->hdr, rs->hdr_len);
 	session_print_summary(rs->what, h->page_count, h->page_size,
@@ -476,7 +492,7 @@ resume_end(struct resume *rs, int r)
 	rs->o->image_left = rs->found && !rs->gone;
 	rs->o->pages_handed = rs->pages;
 	rs->o->restored = r == 0 && rs->snap && rs->snap->restored;
-	if (r == EXIT_REFUSED)
+	if (r == EXIT_REFUSED && rs->o->mode != RESUME_INSPECT)
 		say_refused(rs);
 	/* Workers started after the freeze must be gone before the thaw
 	 * (thaw_processes warns about them otherwise). */
@@ -521,6 +537,8 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 	int r;
 
 	o->refusal = REFUSAL_NONE;
+	o->header_valid = false;
+	memset(&o->stats, 0, sizeof(o->stats));
 	r = resume_find(&rs);
 	if (r == 0)
 		r = resume_read_header(&rs);
@@ -528,6 +546,8 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 		r = resume_check(&rs);
 	if (r == 0)
 		r = resume_rebuild_chain(&rs);
+	if (r == 0 && o->mode == RESUME_INSPECT)
+		r = RESUME_DONE;
 	if (r == 0)
 		r = resume_prepare(&rs);
 	if (r == 0 && o->mode == RESUME_RESTORE)

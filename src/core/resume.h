@@ -12,6 +12,10 @@
 enum resume_mode {
 	RESUME_RESTORE,		/* torpor-resume */
 	RESUME_VERIFY,		/* torpor verify: read and check, change nothing */
+	/* torpor status: every check a resume makes before it reads the
+	 * stream (header, kernel, --test flag, chain), quietly: nothing is
+	 * printed on stdout, nothing changes, the data is not read. */
+	RESUME_INSPECT,
 };
 
 /* Why an image was refused: whether it could ever be resumed. */
@@ -35,6 +39,18 @@ struct resume_options {
 	bool image_left;	/* an image was found and not invalidated */
 	uint64_t pages_handed;	/* to the snapshot device, restored or not */
 	bool restored;		/* the restore happened (the sim's returns) */
+	/* The image's facts, once its header parsed (header_valid). */
+	bool header_valid;
+	bool test_image;	/* written by `hibernate --test` */
+	uint8_t uuid[16];
+	uint64_t created;	/* unix time */
+	uint64_t page_count;
+	uint32_t page_size;
+	uint64_t stored_bytes;
+	char kernel_release[65];
+	/* What a restore left in the header's resume-stats slot (resumed_at
+	 * 0: no restore). */
+	struct image_resume_stats stats;
 };
 
 /*

@@ -68,6 +68,12 @@ int snapshot_kernel_open(const char *path, enum snapshot_mode mode,
 int snapshot_sim_open(const char *spec, enum snapshot_mode mode,
 		      struct snapshot **ret);
 
+/* The reason the kernel disables hibernation when it is one that files
+ * show: lockdown (lockdown_path) or nohibernate (cmdline_path), written
+ * into buf; NULL when neither does. */
+const char *snapshot_kernel_disabled_by(const char *lockdown_path,
+					const char *cmdline_path, char *buf,
+					size_t size);
 /*
  * Why opening the snapshot device failed with EPERM, as one line in buf:
  * kernel lockdown (from lockdown_path, normally

@@ -320,8 +320,8 @@ has_word(const char *s, const char *word)
 }
 
 const char *
-snapshot_kernel_eperm_reason(const char *lockdown_path,
-			     const char *cmdline_path, char *buf, size_t size)
+snapshot_kernel_disabled_by(const char *lockdown_path,
+			    const char *cmdline_path, char *buf, size_t size)
 {
 	char text[4096];
 
@@ -343,6 +343,15 @@ snapshot_kernel_eperm_reason(const char *lockdown_path,
 		snprintf(buf, size, "hibernation is disabled by 'nohibernate' on the kernel command line");
 		return buf;
 	}
+	return NULL;
+}
+
+const char *
+snapshot_kernel_eperm_reason(const char *lockdown_path,
+			     const char *cmdline_path, char *buf, size_t size)
+{
+	if (snapshot_kernel_disabled_by(lockdown_path, cmdline_path, buf, size))
+		return buf;
 	snprintf(buf, size, "hibernation is unavailable (secretmem in use, or not permitted)");
 	return buf;
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What `torpor status` and `torpor plugins` print, for the CLI and for
- * torpord alike: both call these with an open session.
+ * torpor status: a pre-flight a user can trust.  Whether hibernation
+ * would work now and, when not, the exact reason; what is stored and what
+ * a resume would do with it; the figures of the last cycle.  The CLI and
+ * the daemon both call status_report().
  */
 #ifndef TORPOR_STATUS_H
 #define TORPOR_STATUS_H
@@ -11,8 +13,18 @@
 
 #include "session.h"
 
-/* Whether hibernation would work with session s, and where the image
- * goes, as text or JSON on out.  0 when it would work, 1 when not. */
+/* Where torpord listens (torpord.socket). */
+#define STATUS_DAEMON_SOCKET "/run/torpor/torpord.sock"
+
+/*
+ * Write the report on s to out: text, or with json one JSON object whose
+ * keys torpor(8) documents.  s is a session as session_open() left it,
+ * arranged or not; s->config may be NULL (the configuration did not
+ * load: the report says so).  The registry is left arranged for
+ * hibernation.  Returns 0 when hibernation would work now, 1 when it
+ * would fail (the exit status of `torpor status`), -errno on an internal
+ * error (out of memory).  Quick: the image's data is never read.
+ */
 int status_report(struct torpor_session *s, FILE *out, bool json);
 
 /* The plugins loaded in s (and each one's own status) on out. */

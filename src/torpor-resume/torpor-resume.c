@@ -18,6 +18,7 @@
 #include "torpor-build.h"
 
 #include "host.h"
+#include "last-cycle.h"
 #include "log.h"
 #include "passphrase.h"
 #include "resume.h"
@@ -176,6 +177,24 @@ must_protect(const struct torpor_session *s, const struct resume_options *o,
 		 host_kind_of_spec(s->config->snapshot) == TORPOR_SNAPSHOT_SIM);
 }
 
+/*
+ * Only the simulated restore returns: its figures go to the last-cycle
+ * file for `torpor status`, where [torpor] state_dir says (a kernel
+ * restore never comes back here; the resumed system reads the slot).
+ */
+static void
+record_resume(const struct torpor_session *s, const struct resume_options *o)
+{
+	int r;
+
+	if (!o->restored || !o->stats.resumed_at || !s->config->state_dir)
+		return;
+	r = last_cycle_record_resume(s->config->state_dir, &o->stats);
+	if (r < 0)
+		log_warning("could not record the resume's figures in %s: %s",
+			    s->config->state_dir, strerror(-r));
+}
+
 /* Resume, until nothing resumable is left behind.  Does not return when
  * the user chooses to power off. */
 static int
@@ -190,6 +209,8 @@ resume_until_decided(struct resume_options *o)
 			r = session_arrange_writer_only(&s);
 		if (r >= 0)
 			r = resume_run(&s, o);
+		if (r == 0)
+			record_resume(&s, o);
 		if (!must_protect(&s, o, r)) {
 			session_close(&s);
 			return r;

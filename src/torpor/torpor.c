@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "torpor-build.h"
@@ -17,6 +18,7 @@
 #include "config.h"
 #include "cycle.h"
 #include "host.h"
+#include "last-cycle.h"
 #include "loader.h"
 #include "log.h"
 #include "names.h"
@@ -26,6 +28,7 @@
 #include "progress.h"
 #include "resume.h"
 #include "session.h"
+#include "snapshot.h"
 #include "status.h"
 
 #include "client.h"
@@ -257,12 +260,15 @@ cmd_hibernate(int argc, char **argv)
 		.request = "hibernate", .test = arg_test, .after = arg_after,
 	};
 	struct direct_view dv;
+	struct cycle_times times;
 	struct cycle_options o = {
 		.test = arg_test,
 		.phase = direct_phase, .phase_ctx = &dv,
 		.progress = direct_progress, .progress_ctx = &dv,
 		.cancel = &view_cancel,
+		.times = &times,
 	};
+	uint64_t started = (uint64_t)time(NULL);
 	struct torpor_session s;
 	int r;
 
@@ -280,8 +286,10 @@ cmd_hibernate(int argc, char **argv)
 		r = log_error_errno(-EPERM, "hibernation is disabled: %s",
 				    s.reg.disabled_reason);
 	view_catch_signals();
-	if (r >= 0)
+	if (r >= 0) {
 		r = cycle_hibernate(&s, &o);
+		last_cycle_record(&s, &o, r, started);
+	}
 	if (r == -ECANCELED)
 		log_notice("cancelled: processes thawed, nothing kept");
 	session_close(&s);
@@ -303,6 +311,8 @@ run_resume(enum resume_mode mode)
 	r = session_arrange_writer_only(&s);
 	if (r >= 0)
 		r = resume_run(&s, &o);
+	if (mode == RESUME_VERIFY)
+		last_cycle_record_verify_result(&s, &o, r);
 	session_close(&s);
 	return exit_status(r);
 }
@@ -407,6 +417,8 @@ cmd_config(int argc, char **argv)
 	return EXIT_SUCCESS;
 }
 
+/* The whole report is status_report()'s (the daemon's too); a
+ * configuration that does not load is part of it. */
 static int
 cmd_status(int argc, char **argv)
 {
@@ -417,12 +429,10 @@ cmd_status(int argc, char **argv)
 	r = via_daemon(&rq);
 	if (r != CLIENT_NO_DAEMON)
 		return r;
-	r = open_session(&s, false);
-	if (r < 0)
-		return EXIT_FAILURE;
+	session_open(&s, arg_config, arg_plugin_dir, false);
 	r = status_report(&s, stdout, arg_json);
 	session_close(&s);
-	return r ? EXIT_FAILURE : EXIT_SUCCESS;
+	return r < 0 ? EXIT_FAILURE : r;
 }
 
 static int

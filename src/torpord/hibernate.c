@@ -9,9 +9,11 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "config.h"
 #include "cycle.h"
+#include "last-cycle.h"
 #include "json.h"
 #include "log.h"
 #include "progress.h"
@@ -159,6 +161,7 @@ request_run_cycle(struct torpord *d)
 	};
 	struct torpor_config *conf = d->s->config;
 	enum config_after after = conf->after;
+	uint64_t started = (uint64_t)time(NULL);
 	struct capture cap;
 	int r;
 
@@ -174,8 +177,10 @@ request_run_cycle(struct torpord *d)
 		   (unsigned)d->client->uid, o.test ? " (test)" : "");
 	capture_begin(&cap, true);
 	r = session_arrange_hibernate(d->s);
-	if (r >= 0)
+	if (r >= 0) {
 		r = cycle_hibernate(d->s, &o);
+		last_cycle_record(d->s, &o, r, started);
+	}
 	capture_end(&cap);
 	conf->after = after;
 	d->busy = false;

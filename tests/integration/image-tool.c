@@ -142,6 +142,8 @@ set_field(const char *field, const char *value)
 		h.page_count = strtoull(value, NULL, 0);
 	else if (strcmp(field, "chunk_count") == 0)
 		h.chunk_count = strtoull(value, NULL, 0);
+	else if (strcmp(field, "flags") == 0)
+		h.flags = (uint32_t)strtoul(value, NULL, 0);
 	else if (strcmp(field, "chain0") == 0)
 		snprintf(h.chain[0].name, sizeof(h.chain[0].name), "%s", value);
 	else

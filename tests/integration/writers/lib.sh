@@ -102,7 +102,8 @@ full_cycle() {
 	expect_rc 0 "$what: hibernate"
 	expect_out '^hibernate: [0-9]+ pages' "$what: hibernate summary"
 	t_run torpor status
-	expect_out 'image: +a resumable image is stored' "$what: status after hibernate"
+	expect_out '^stored image: +stored \(header valid' "$what: status after hibernate"
+	expect_out '^free space: +[1-9][0-9.]* MiB for the image' "$what: the writer's free space"
 	t_run torpor resume-args
 	expect_rc 0 "$what: resume-args"
 	expect_out '^resume=' "$what: resume-args words"
