@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include "bench.h"
 #include "chain.h"
@@ -45,6 +46,7 @@ struct loop {
 	size_t chunk_bytes;
 	struct batch bt;
 	double t_enc[2], t_dec[2], t_read, t_write;
+	double c_enc, c_dec, c_read, c_write;	/* CPU seconds */
 };
 
 /* One codec pass over a batch, shared by its threads. */
@@ -102,6 +104,16 @@ pass_main(void *arg)
 		}
 	}
 	return NULL;
+}
+
+double
+bench_thread_cpu(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* The batch through the chain on `threads` threads (1: this one); the
@@ -257,7 +269,7 @@ static int
 read_batch(struct loop *l, uint64_t *chunk, uint64_t *pages_left)
 {
 	struct batch *bt = &l->bt;
-	double t0 = session_now();
+	double t0 = session_now(), c0 = bench_thread_cpu();
 	uint64_t p, n;
 	unsigned i;
 
@@ -281,6 +293,7 @@ read_batch(struct loop *l, uint64_t *chunk, uint64_t *pages_left)
 	}
 	bt->n = i;
 	l->t_read += session_now() - t0;
+	l->c_read += bench_thread_cpu() - c0;
 	return 0;
 }
 
@@ -289,7 +302,7 @@ static int
 write_batch(struct loop *l)
 {
 	struct batch *bt = &l->bt;
-	double t0 = session_now();
+	double t0 = session_now(), c0 = bench_thread_cpu();
 	unsigned i;
 	size_t at;
 
@@ -303,6 +316,7 @@ write_batch(struct loop *l)
 						       (unsigned long long)bt->info[i].sequence);
 		}
 	l->t_write += session_now() - t0;
+	l->c_write += bench_thread_cpu() - c0;
 	return 0;
 }
 
@@ -310,13 +324,20 @@ write_batch(struct loop *l)
 static int
 codec_batch(struct loop *l)
 {
-	double t[4];
+	double t[4], c[4];
 	int k;
 
+	/* One thread runs on this one: its CPU time is the codec's. */
+	c[0] = bench_thread_cpu();
 	t[0] = run_pass(l, true, 1);
+	c[1] = bench_thread_cpu();
 	t[1] = run_pass(l, true, l->threads);
+	c[2] = bench_thread_cpu();
 	t[2] = run_pass(l, false, 1);
+	c[3] = bench_thread_cpu();
 	t[3] = run_pass(l, false, l->threads);
+	l->c_enc += c[1] - c[0];
+	l->c_dec += c[3] - c[2];
 	for (k = 0; k < 4; k++)
 		if (t[k] < 0)
 			return log_error_errno((int)t[k], "bench: the chain refused a chunk: %m");
@@ -362,6 +383,10 @@ bench_loop_run(const char *conf, const char *plugin_dir, unsigned threads,
 		.dec1 = rate(bytes, l->t_dec[0]), .decn = rate(bytes, l->t_dec[1]),
 		.src_read = rate(bytes, l->t_read),
 		.src_write = rate(bytes, l->t_write),
+		.enc1_cpu = rate(bytes, l->c_enc),
+		.dec1_cpu = rate(bytes, l->c_dec),
+		.src_read_cpu = rate(bytes, l->c_read),
+		.src_write_cpu = rate(bytes, l->c_write),
 	};
 	loop_free(l);
 	free(l);

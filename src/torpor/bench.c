@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -50,6 +51,7 @@ struct bench {
 	const char *chains[BENCH_MAX_CHAINS];
 	size_t n_chains;
 	unsigned threads;
+	unsigned cpus;		/* the pipeline can use: CPUs, threads + 1 */
 	bool json;
 	bool tty;		/* progress on stderr */
 	const char *dir;	/* where the temporary files go */
@@ -70,6 +72,7 @@ struct device_rate {
 struct side_result {
 	double mib_s;		/* image bytes per second */
 	double rss_mib;		/* VmHWM of the child */
+	double cpu_mib_s;	/* image bytes per CPU-second of the process */
 	uint64_t raw_bytes, stored_bytes;
 };
 
@@ -150,10 +153,23 @@ struct stream_timer {
 	struct bench *b;
 	const char *what;
 	double t_first, t_last;
+	double cpu_first, cpu_last;	/* the process's, all threads */
 	uint64_t raw_first, raw_last, stored_last;
 	uint64_t calls;
 	unsigned shown;		/* twentieths printed */
 };
+
+/* CPU seconds of this process, every thread (user and system). */
+static double
+process_cpu(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
 
 static void
 timer_progress(void *ctx, const struct stream_progress *p)
@@ -165,9 +181,11 @@ timer_progress(void *ctx, const struct stream_progress *p)
 
 	if (t->calls++ == 0) {
 		t->t_first = now;
+		t->cpu_first = process_cpu();
 		t->raw_first = p->raw_bytes;
 	}
 	t->t_last = now;
+	t->cpu_last = process_cpu();
 	t->raw_last = p->raw_bytes;
 	t->stored_last = p->stored_bytes;
 	if (t->b->tty && tw != t->shown) {
@@ -181,11 +199,13 @@ timer_progress(void *ctx, const struct stream_progress *p)
 static void
 timer_result(const struct stream_timer *t, struct side_result *ret)
 {
-	double dt = t->t_last - t->t_first;
+	double dt = t->t_last - t->t_first, dc = t->cpu_last - t->cpu_first;
+	double mib = (double)(t->raw_last - t->raw_first) / MiB;
 
 	ret->raw_bytes = t->raw_last;
 	ret->stored_bytes = t->stored_last;
-	ret->mib_s = dt > 0 ? (double)(t->raw_last - t->raw_first) / MiB / dt : 0;
+	ret->mib_s = dt > 0 ? mib / dt : 0;
+	ret->cpu_mib_s = dc > 0 ? mib / dc : 0;
 	ret->rss_mib = peak_rss_mib();
 }
 
@@ -495,6 +515,11 @@ struct side_figures {
 	double mib_s, rss, loop1, loopn, source, device, limit;
 	double efficiency;	/* pipeline / limit */
 	double scaling;		/* n threads / 1 thread */
+	/* Per CPU-second, whatever else runs: the pipeline's rate, the
+	 * share of its CPU time that the codec and the source account for
+	 * (the rest is its overhead), and the best rate the CPUs it can use
+	 * allow for that codec and source work. */
+	double cpu_mib_s, work_share, cpu_limit;
 };
 
 static double
@@ -511,10 +536,22 @@ ratio_of(double a, double b)
 	return b > 0 ? a / b : 0;
 }
 
+/* CPU seconds per image MiB of the codec (one thread) and the source. */
+static double
+work_per_mib(const struct chain_result *cr, bool hib)
+{
+	double codec = hib ? cr->loop.enc1_cpu : cr->loop.dec1_cpu;
+	double source = hib ? cr->loop.src_read_cpu : cr->loop.src_write_cpu;
+
+	return codec > 0 && source > 0 ? 1 / codec + 1 / source : 0;
+}
+
 static void
 figures(const struct chain_result *cr, const struct device_rate *dev,
-	bool hib, struct side_figures *f)
+	unsigned cpus, bool hib, struct side_figures *f)
 {
+	double work = work_per_mib(cr, hib);
+
 	/* The device moves stored bytes: in image bytes it goes faster by
 	 * image / stored. */
 	double stored = ratio_of((double)cr->hib.stored_bytes,
@@ -531,6 +568,9 @@ figures(const struct chain_result *cr, const struct device_rate *dev,
 	f->limit = min3(f->loopn, f->source, f->device);
 	f->efficiency = ratio_of(f->mib_s, f->limit);
 	f->scaling = ratio_of(f->loopn, f->loop1);
+	f->cpu_mib_s = s->cpu_mib_s;
+	f->work_share = work * f->cpu_mib_s;
+	f->cpu_limit = ratio_of(cpus, work);
 }
 
 static double
@@ -555,9 +595,10 @@ print_table(const struct bench *b, const struct chain_result *res,
 	       b->device ? b->device : b->dir,
 	       dev->direct ? "O_DIRECT" : "page cache", dev->write_mib_s,
 	       dev->read_mib_s);
-	printf("%-22s %-9s %8s %6s %7s %8s %8s %5s %8s %8s %8s %6s\n",
-	       "chain", "side", "MiB/s", "stored", "RSS MiB", "loop 1t",
-	       "loop Nt", "N/1", "source", "device", "limit", "÷limit");
+	printf("%-22s %-9s %7s %6s %6s %7s %7s %5s %7s %7s %7s %6s %7s %5s %7s\n",
+	       "chain", "side", "MiB/s", "stored", "RSS", "loop1", "loopN",
+	       "N/1", "source", "device", "limit", "/limit", "cpuMiB", "work",
+	       "cpulim");
 	for (i = 0; i < b->n_chains; i++) {
 		const struct chain_result *cr = &res[i];
 
@@ -568,16 +609,19 @@ print_table(const struct bench *b, const struct chain_result *res,
 		for (side = 1; side >= 0; side--) {
 			struct side_figures f;
 
-			figures(cr, dev, side, &f);
-			printf("%-22s %-9s %8.1f %6.3f %7.1f %8.1f %8.1f %5.2f %8.1f %8.1f %8.1f %6.2f\n",
+			figures(cr, dev, b->cpus, side, &f);
+			printf("%-22s %-9s %7.1f %6.3f %6.1f %7.1f %7.1f %5.2f %7.1f %7.1f %7.1f %6.2f %7.1f %5.2f %7.1f\n",
 			       side ? cr->chain : "", f.name, f.mib_s,
 			       stored_ratio(cr), f.rss, f.loop1, f.loopn,
 			       f.scaling, f.source, f.device, f.limit,
-			       f.efficiency);
+			       f.efficiency, f.cpu_mib_s, f.work_share,
+			       f.cpu_limit);
 		}
 	}
-	printf("MiB/s are of image (pages); stored = stored bytes / image bytes; "
-	       "limit = min(loop Nt, source, device).\n");
+	printf("MiB/s of image (pages); stored: stored bytes / image bytes; RSS: peak, MiB;\n"
+	       "limit = min(loopN, source, device); cpuMiB: the pipeline per CPU-second;\n"
+	       "work: share of its CPU time spent in the codec and the source; cpulim: %u\n"
+	       "CPUs' worth of that work.\n", b->cpus);
 }
 
 /* One side's figures as a JSON object. */
@@ -588,9 +632,11 @@ json_side(const struct side_figures *f, bool last)
 	       "\"loop_1_mib_s\": %.3f, \"loop_n_mib_s\": %.3f, "
 	       "\"scaling\": %.4f, \"source_mib_s\": %.3f, "
 	       "\"device_mib_s\": %.3f, \"limit_mib_s\": %.3f, "
-	       "\"efficiency\": %.4f}%s\n",
+	       "\"efficiency\": %.4f, \"cpu_mib_s\": %.3f, "
+	       "\"work_share\": %.4f, \"cpu_limit_mib_s\": %.3f}%s\n",
 	       f->name, f->mib_s, f->rss, f->loop1, f->loopn, f->scaling,
-	       f->source, f->device, f->limit, f->efficiency, last ? "" : ",");
+	       f->source, f->device, f->limit, f->efficiency, f->cpu_mib_s,
+	       f->work_share, f->cpu_limit, last ? "" : ",");
 }
 
 static void
@@ -600,10 +646,10 @@ print_json(const struct bench *b, const struct chain_result *res,
 	struct side_figures f;
 	size_t i;
 
-	printf("{\n  \"size\": %" PRIu64 ",\n  \"threads\": %u,\n"
+	printf("{\n  \"size\": %" PRIu64 ",\n  \"threads\": %u,\n  \"cpus\": %u,\n"
 	       "  \"target\": \"%s\",\n  \"device\": {\"direct\": %s, "
 	       "\"write_mib_s\": %.3f, \"read_mib_s\": %.3f},\n  \"chains\": [\n",
-	       b->size, b->threads, b->device ? "device" : "file",
+	       b->size, b->threads, b->cpus, b->device ? "device" : "file",
 	       dev->direct ? "true" : "false", dev->write_mib_s,
 	       dev->read_mib_s);
 	for (i = 0; i < b->n_chains; i++) {
@@ -616,9 +662,9 @@ print_json(const struct bench *b, const struct chain_result *res,
 		       cr->chain, cr->ok ? "true" : "false",
 		       cr->hib.raw_bytes, cr->hib.stored_bytes,
 		       stored_ratio(cr));
-		figures(cr, dev, true, &f);
+		figures(cr, dev, b->cpus, true, &f);
 		json_side(&f, false);
-		figures(cr, dev, false, &f);
+		figures(cr, dev, b->cpus, false, &f);
 		json_side(&f, true);
 		printf("    }%s\n", i + 1 < b->n_chains ? "," : "");
 	}
@@ -822,6 +868,9 @@ torpor_bench_main(int argc, char **argv)
 		return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 	if (!b.dir)
 		b.dir = "/var/tmp";
+	b.cpus = pool_default_threads();
+	if (b.cpus > b.threads + 1)
+		b.cpus = b.threads + 1;
 	if (b.n_chains == 0)
 		default_chain_set(&b);
 	if (b.n_chains == 0)

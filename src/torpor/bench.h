@@ -10,7 +10,13 @@ struct bench_loop {
 	double dec1, decn;	/* decode on one thread, on n */
 	double src_read;	/* the sim handing pages out (hibernate) */
 	double src_write;	/* the sim taking them back, checked (resume) */
+	/* The same per CPU-second of the thread that ran it (immune to
+	 * other processes taking the CPUs): encode, decode, and the sim. */
+	double enc1_cpu, dec1_cpu, src_read_cpu, src_write_cpu;
 };
+
+/* CPU seconds of this thread. */
+double bench_thread_cpu(void);
 
 /*
  * Read every page of the configuration's sim image in batches; run each

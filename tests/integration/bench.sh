@@ -31,6 +31,7 @@ def num(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 need(d.get("size") == 16 << 20, "size is 16 MiB")
 need(d.get("threads") == threads, "threads")
+need(isinstance(d.get("cpus"), int) and 1 <= d["cpus"] <= threads + 1, "cpus")
 need(d.get("target") == "file", "target")
 dev = d.get("device", {})
 need(isinstance(dev.get("direct"), bool), "device.direct")
@@ -50,7 +51,7 @@ for c in chains:
         s = c.get(side, {})
         for k in ("mib_s", "peak_rss_mib", "loop_1_mib_s", "loop_n_mib_s",
                   "scaling", "source_mib_s", "device_mib_s", "limit_mib_s",
-                  "efficiency"):
+                  "efficiency", "cpu_mib_s", "work_share", "cpu_limit_mib_s"):
             need(num(s.get(k)) and s[k] > 0, side + "." + k)
         if all(num(s.get(k)) for k in ("limit_mib_s", "loop_n_mib_s",
                                          "source_mib_s", "device_mib_s")):
