@@ -787,7 +787,8 @@ parse_bench_args(struct bench *b, int argc, char **argv)
 	};
 	int c, r;
 
-	optind = 1;
+	/* Reset getopt: the caller may have parsed its own options. */
+	optind = 0;
 	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
 		r = apply_bench_option(b, c == 'p' ? OPT_PLUGIN_DIR : c, optarg);
 		if (r != 0)
