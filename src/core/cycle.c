@@ -142,7 +142,7 @@ check_memory(struct cycle *cy)
 	size_t page = cy->chain.page_size;
 	uint64_t plugins = registry_memory_needed(&cy->s->reg, page);
 	uint64_t pool = pool_memory(&cy->chain, session_threads(cy->s));
-	uint64_t need = STREAM_OUT_MEMORY + page;
+	uint64_t need = STREAM_IO_SIZE + page;
 	uint64_t avail = session_meminfo("MemAvailable");
 
 	/* Every figure may be saturated; so is the sum. */

@@ -21,9 +21,6 @@
 /* The one buffer between the framing and the writer: a multiple of
  * TORPOR_WRITE_ALIGN, so that every write() but the last is one. */
 #define STREAM_IO_SIZE (1u << 20)
-/* What stream_out_init() takes: two of them, one written while the other
- * is filled. */
-#define STREAM_OUT_MEMORY (2u * STREAM_IO_SIZE)
 
 /* How far a stream has come, after each chunk. */
 struct stream_progress {
@@ -46,30 +43,17 @@ struct stream_report {
 
 struct stream_out {
 	const struct plugin_entry *writer;
-	uint8_t *buf;		/* the one being filled: one of bufs[] */
-	uint8_t *bufs[2];	/* STREAM_IO_SIZE, aligned to TORPOR_WRITE_ALIGN */
+	uint8_t *buf;		/* STREAM_IO_SIZE, aligned to TORPOR_WRITE_ALIGN */
 	size_t used;
 	uint64_t total;		/* bytes handed to the writer so far */
 	struct stream_report report;
-	/* The writer thread of stream_encode_all(): it writes one buffer
-	 * while the other is filled, so that encoding goes on during the
-	 * I/O.  Shared with it, under lock: */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;	/* a write was handed over, or finished */
-	const uint8_t *pending;	/* handed over, not yet written */
-	size_t pending_len;
-	int write_err;		/* the writer's write() failed */
-	bool stop, running, locks;
-	pthread_t thread;
 };
 
 /*
  * The writer's side of the ABI contract holds here: every write() gets
- * one of the two buffers (aligned to TORPOR_WRITE_ALIGN) and a length that
- * is a multiple of TORPOR_WRITE_ALIGN, except the one stream_out_finish()
- * makes, the last before commit().  Writes come in order, one at a time,
- * from the writer thread while stream_encode_all() runs (and from the
- * caller's thread otherwise).
+ * this buffer (aligned to TORPOR_WRITE_ALIGN) and a length that is a
+ * multiple of TORPOR_WRITE_ALIGN, except the one stream_out_finish()
+ * makes, the last before commit().
  */
 int stream_out_init(struct stream_out *o, const struct plugin_entry *writer);
 /* Frame and queue one encoded chunk. */
@@ -88,10 +72,8 @@ typedef int (*stream_page_source)(void *ctx, uint8_t *buf, uint32_t max_pages,
 /*
  * Read the h->page_count pages of the image from source, in chunks of
  * h->chunk_pages, run them through the chain on the pool (an encoding one,
- * started), frame them and hand them to the writer through out, in order,
- * on a writer thread (started here, stopped before returning: the writer
- * is the caller's again); then check that the source has no page more and
- * finish out.  Errors are
+ * started), frame them and hand them to the writer through out, in order;
+ * then check that the source has no page more and finish out.  Errors are
  * logged once, where they happen.
  */
 int stream_encode_all(const struct chain *c, struct pool *pool,
