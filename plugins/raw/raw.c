@@ -421,6 +421,38 @@ in_device(uint64_t off, uint64_t len)
 	return off <= device_size && len <= device_size - off;
 }
 
+/*
+ * Read from the read-only fd, O_DIRECT when the request allows it: the
+ * stream's pieces (aligned, whole blocks, into aligned memory) then go
+ * from the device to the caller without a copy through the page cache.
+ * Anything else (the header, the stream's tail) is read through the page
+ * cache, and so is everything where O_DIRECT is refused (tmpfs).
+ */
+static int
+read_at(void *buf, size_t len, uint64_t off)
+{
+	bool want = off % RAW_BLOCK == 0 && len % RAW_BLOCK == 0 &&
+		    (uintptr_t)buf % RAW_BLOCK == 0;
+	int fl = fcntl(fd, F_GETFL), r;
+
+	if (fl < 0)
+		return -errno;
+	if (!!(fl & O_DIRECT) != want &&
+	    fcntl(fd, F_SETFL, want ? fl | O_DIRECT : fl & ~O_DIRECT) < 0) {
+		if (!want)
+			return -errno;
+		want = false;
+	}
+	r = bd_pread_full(fd, buf, len, off);
+	if (r == -EINVAL && want) {
+		/* A logical block larger than ours: the page cache then. */
+		if (fcntl(fd, F_SETFL, fl & ~O_DIRECT) < 0)
+			return -errno;
+		r = bd_pread_full(fd, buf, len, off);
+	}
+	return r;
+}
+
 static int
 raw_read_header(void *buf, size_t size, size_t *ret_len)
 {
@@ -439,7 +471,7 @@ raw_read_header(void *buf, size_t size, size_t *ret_len)
 	if (raw_reopen(false) < 0)
 		return -EIO;
 	*ret_len = found.header_length;
-	return bd_pread_full(fd, buf, found.header_length, found.header_offset);
+	return read_at(buf, found.header_length, found.header_offset);
 }
 
 static int
@@ -450,7 +482,7 @@ raw_read(uint64_t offset, void *buf, size_t len)
 		return -ENODATA;
 	if (raw_reopen(false) < 0)
 		return -EIO;
-	return bd_pread_full(fd, buf, len, found.stream_offset + offset);
+	return read_at(buf, len, found.stream_offset + offset);
 }
 
 static int

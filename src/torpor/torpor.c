@@ -36,6 +36,7 @@
 
 int torpor_keygen_main(int argc, char **argv);
 int torpor_file_setup_main(int argc, char **argv);
+int torpor_bench_main(int argc, char **argv);
 
 static const char *arg_config;
 static const char *arg_plugin_dir;
@@ -64,7 +65,6 @@ static int cmd_invalidate(int argc, char **argv);
 static int cmd_resume_args(int argc, char **argv);
 static int cmd_keygen(int argc, char **argv);
 static int cmd_file_setup(int argc, char **argv);
-static int cmd_bench(int argc, char **argv);
 static int cmd_reload(int argc, char **argv);
 
 static const struct command commands[] = {
@@ -77,7 +77,7 @@ static const struct command commands[] = {
 	{ "resume-args", "", "print the kernel command line words that locate the image", cmd_resume_args, false },
 	{ "keygen", "[--passphrase-file FILE] [--output DIR] [--force]", "create the key pair of the crypt filter", cmd_keygen, true },
 	{ "file-setup", "", "allocate the image file of the file writer", cmd_file_setup, true },
-	{ "bench", "[...]", "measure the chain's throughput against its baselines", cmd_bench, false },
+	{ "bench", "[--size SIZE] [--chain CHAIN]...", "measure the chain's throughput against its baselines", torpor_bench_main, true },
 	{ "reload", "", "make torpord load its configuration and plugins again", cmd_reload, false },
 };
 
@@ -164,13 +164,6 @@ usage(FILE *f)
 	usage_options(f);
 	fprintf(f, "\nExit status: 0 success; for verify 2 when an image exists and is\n"
 		   "refused; 1 any other error.\n");
-}
-
-static int
-not_implemented(const char *what)
-{
-	log_error("'%s' is not implemented yet", what);
-	return EXIT_FAILURE;
 }
 
 /* Map a negative errno from the core to an exit status. */
@@ -458,12 +451,6 @@ static int
 cmd_file_setup(int argc, char **argv)
 {
 	return torpor_file_setup_main(argc, argv);
-}
-
-static int
-cmd_bench(int argc, char **argv)
-{
-	return not_implemented("torpor bench");
 }
 
 static const struct command *

@@ -162,6 +162,7 @@ static struct {
 	bool fail_invalidate;
 	int aborts, invalidates, refusals;
 	int fail_read;		/* read() fails with this */
+	int fail_write_at;	/* this write() (1-based) fails, 0: none */
 	int reserves;
 	uint64_t expected;	/* what reserve() was asked for */
 	/* The ABI's write() contract, as seen: */
@@ -184,6 +185,8 @@ static int
 mw_write(const void *buf, size_t len)
 {
 	mw.writes++;
+	if (mw.fail_write_at && mw.writes >= mw.fail_write_at)
+		return -EIO;
 	if ((uintptr_t)buf % TORPOR_WRITE_ALIGN != 0)
 		mw.misaligned++;
 	/* Only the last write before commit() may be short. */
@@ -791,6 +794,20 @@ START_TEST(writer_gets_aligned_whole_units)
 }
 END_TEST
 
+START_TEST(write_error_half_way_aborts)
+{
+	/* The second write fails on the writer thread while the chain goes
+	 * on filling the other buffer: the cycle aborts, nothing more is
+	 * written, the image never becomes valid. */
+	mw.fail_write_at = 2;
+	ck_assert_int_lt(hibernate(600, (unsigned)_i, false), 0);
+	ck_assert_int_eq(mw.writes, 2);
+	ck_assert(!mw.signed_);
+	ck_assert_int_ge(mw.aborts, 1);
+	ck_assert_int_eq(tx_live, 0);
+}
+END_TEST
+
 START_TEST(progress_reaches_every_chunk)
 {
 	uint64_t chunks = (100 + 31) / 32;
@@ -946,6 +963,7 @@ pipeline_suite(void)
 	tcase_add_loop_test(tc, one_pass_refuses_a_corrupt_chunk_half_way, 0, 4);
 	tcase_add_test(tc, sim_drops_pages_closed_without_restore);
 	tcase_add_loop_test(tc, writer_gets_aligned_whole_units, 0, 3);
+	tcase_add_loop_test(tc, write_error_half_way_aborts, 0, 3);
 	tcase_add_test(tc, progress_reaches_every_chunk);
 	tcase_add_test(tc, expected_stream_multiplies_ratios);
 	tcase_add_test(tc, reserve_asks_for_the_estimate);
