@@ -68,6 +68,18 @@ monotonic_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+void
+cycle_print_times(const char *what, const struct cycle_times *t,
+		  enum cycle_phase end)
+{
+	double secs[CYCLE_N_PHASES];
+	unsigned i;
+
+	for (i = 0; i < CYCLE_N_PHASES; i++)
+		secs[i] = i < end && t->phase[i] > 0 ? t->phase[i] : -1;
+	session_print_phases(what, phase_names, secs, CYCLE_N_PHASES);
+}
+
 /* Ends the running phase (its time goes to o->times) and begins p;
  * CYCLE_N_PHASES only ends the running one. */
 static void

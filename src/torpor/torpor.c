@@ -174,13 +174,33 @@ open_session(struct torpor_session *s, bool require_filters)
 	return r;
 }
 
+/* -v: what the process holds when user space is frozen (it is in the
+ * image), and the phase times up to the commit just before the power-off:
+ * the process that prints them is gone once the machine is off, and the
+ * header is already written by then. */
+static void
+say_phase(void *ctx, enum cycle_phase p, bool done)
+{
+	const struct cycle_times *t = ctx;
+
+	if (p == CYCLE_PHASE_FREEZE && !done)
+		session_print_footprint("hibernate: this process before the freeze");
+	if (p == CYCLE_PHASE_POWEROFF && !done)
+		cycle_print_times("hibernate", t, CYCLE_PHASE_POWEROFF);
+}
+
 static int
 cmd_hibernate(int argc, char **argv)
 {
+	struct cycle_times times;
 	struct cycle_options o = {
 		.test = arg_test,
-		/* -v: a line per tenth of the stream on stderr. */
+		/* -v: a line per tenth of the stream on stderr, and the
+		 * phase times. */
 		.progress = arg_verbose ? session_print_progress : NULL,
+		.phase = arg_verbose ? say_phase : NULL,
+		.phase_ctx = &times,
+		.times = &times,
 	};
 	struct torpor_session s;
 	int r;
@@ -194,8 +214,14 @@ cmd_hibernate(int argc, char **argv)
 	if (r >= 0 && !registry_can_hibernate(&s.reg))
 		r = log_error_errno(-EPERM, "hibernation is disabled: %s",
 				    s.reg.disabled_reason);
-	if (r >= 0)
+	if (r >= 0) {
 		r = cycle_hibernate(&s, &o);
+		/* Back (resumed or --test): this process's own phases. */
+		if (arg_verbose)
+			cycle_print_times(r < 0 ? "hibernate (aborted)" :
+					  "hibernate (this process)", &times,
+					  CYCLE_N_PHASES);
+	}
 	session_close(&s);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
