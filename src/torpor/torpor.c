@@ -178,21 +178,29 @@ open_session(struct torpor_session *s, bool require_filters)
  * image), and the phase times up to the commit just before the power-off:
  * the process that prints them is gone once the machine is off, and the
  * header is already written by then. */
+struct hibernate_times {
+	double program_start;	/* exec to the cycle: loading, plugins */
+	struct cycle_times cycle;
+};
+
 static void
 say_phase(void *ctx, enum cycle_phase p, bool done)
 {
-	const struct cycle_times *t = ctx;
+	struct hibernate_times *t = ctx;
 
+	if (p == CYCLE_PHASE_STARTUP && !done)
+		t->program_start = session_process_age();
 	if (p == CYCLE_PHASE_FREEZE && !done)
 		session_print_footprint("hibernate: this process before the freeze");
 	if (p == CYCLE_PHASE_POWEROFF && !done)
-		cycle_print_times("hibernate", t, CYCLE_PHASE_POWEROFF);
+		cycle_print_times("hibernate", t->program_start, &t->cycle,
+				  CYCLE_PHASE_POWEROFF);
 }
 
 static int
 cmd_hibernate(int argc, char **argv)
 {
-	struct cycle_times times;
+	struct hibernate_times times = { .program_start = -1 };
 	struct cycle_options o = {
 		.test = arg_test,
 		/* -v: a line per tenth of the stream on stderr, and the
@@ -200,7 +208,7 @@ cmd_hibernate(int argc, char **argv)
 		.progress = arg_verbose ? session_print_progress : NULL,
 		.phase = arg_verbose ? say_phase : NULL,
 		.phase_ctx = &times,
-		.times = &times,
+		.times = &times.cycle,
 	};
 	struct torpor_session s;
 	int r;
@@ -219,7 +227,8 @@ cmd_hibernate(int argc, char **argv)
 		/* Back (resumed or --test): this process's own phases. */
 		if (arg_verbose)
 			cycle_print_times(r < 0 ? "hibernate (aborted)" :
-					  "hibernate (this process)", &times,
+					  "hibernate (this process)",
+					  times.program_start, &times.cycle,
 					  CYCLE_N_PHASES);
 	}
 	session_close(&s);

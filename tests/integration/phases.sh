@@ -12,11 +12,11 @@ rm -f "$IMAGE"
 write_config "sim:$((2000 * 4096)):5" "lzo"
 t_run hib torpor hibernate --direct -v
 expect_rc 0 "hibernate -v"
-expect_err "^hibernate: phases \(s\): start-up $num, freeze $num, snapshot $num, write $num, sync $num\$" \
+expect_err "^hibernate: phases \(s\): program-start $num, start-up $num, freeze $num, snapshot $num, write $num, sync $num\$" \
 	"hibernate -v: the phases up to the commit, before the power-off"
 expect_err "^hibernate: this process before the freeze: .*RssAnon [0-9]+ KiB" \
 	"hibernate -v: the process's memory before the freeze"
-expect_err "^hibernate \(this process\): phases \(s\): start-up $num, .*power-off $num, resumed $num\$" \
+expect_err "^hibernate \(this process\): phases \(s\): program-start $num, start-up $num, .*power-off $num, resumed $num\$" \
 	"hibernate -v: its own phases once back"
 t_run res torpor_resume -v
 expect_rc 0 "resume -v"
@@ -41,6 +41,6 @@ IMAGE=$WORK/missing/image
 write_config "sim:$((2000 * 4096)):5" "lzo" 2>/dev/null
 t_run hib torpor hibernate --direct -v
 [ "$rc" != 0 ] || fail "hibernate to a missing raw device did not fail"
-expect_err "^hibernate \(aborted\): phases \(s\): start-up $num, resumed $num\$" \
+expect_err "^hibernate \(aborted\): phases \(s\): program-start $num, start-up $num, resumed $num\$" \
 	"an aborted hibernate -v: start-up, then the clean-up"
 finish

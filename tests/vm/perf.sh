@@ -98,9 +98,14 @@ perf_cycle() {
 		rst = (ta == "" || tk == "" ? "-" : sprintf("%.3f", ta - tk));
 		printf "%s %s hib=%s res=%s restore=%s pages=%s hpages=%s stored=%s", m, r, hib, res, rst, p, hp, st;
 		n = split(ph, a, /[ ,]+/);
-		for (i = 1; i + 1 <= n; i += 2) printf " h.%s=%s", a[i], a[i + 1];
+		for (i = 1; i + 1 <= n; i += 2) { printf " h.%s=%s", a[i], a[i + 1]; hs += a[i + 1] }
+		# What the phase lines cannot show: the power-off (after the
+		# last line) and, at resume, from the atomic restore to the
+		# marker running in the resumed system.
+		if (n > 1 && hib != "-") printf " h.power-off=%.3f", hib - hs;
 		n = split(rp, a, /[ ,]+/);
-		for (i = 1; i + 1 <= n; i += 2) printf " r.%s=%s", a[i], a[i + 1];
+		for (i = 1; i + 1 <= n; i += 2) { printf " r.%s=%s", a[i], a[i + 1]; rs += a[i + 1] }
+		if (n > 1 && rst != "-") printf " r.restore=%.3f", rst - rs;
 		printf "\n" }' >>"$logdir/records"
 	note "$(tail -n1 "$logdir/records")"
 	for n in 1 2; do
@@ -126,7 +131,7 @@ perf_median() {
 		for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
 			if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
 		x = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-		print (x == int(x) && k ~ /pages/) ? x : sprintf("%.3f", x)
+		print k ~ /pages/ ? sprintf("%.0f", x) : k == "stored" ? sprintf("%.1f", x) : sprintf("%.3f", x)
 	}' "$logdir/records"
 }
 
@@ -167,16 +172,22 @@ perf_table() {
 	done
 	echo
 	echo "torpor phases (medians, seconds)"
-	printf '%-6s %9s %9s %9s %9s %9s | %9s %9s %9s\n' chain start-up freeze snapshot write sync \
-		'r.start' 'r.header' 'r.read'
+	printf '%-5s %7s %7s %7s %7s %7s %7s %7s | %7s %7s %7s %7s\n' chain prog \
+		start-up freeze snapshot write sync power-off r.prog r.header r.read r.restore
 	for m in lz4 lzo none; do
-		printf '%-6s %9s %9s %9s %9s %9s | %9s %9s %9s\n' "$m" \
-			"$(perf_median "$m" h.start-up)" "$(perf_median "$m" h.freeze)" \
-			"$(perf_median "$m" h.snapshot)" "$(perf_median "$m" h.write)" \
-			"$(perf_median "$m" h.sync)" "$(perf_median "$m" r.program-start)" \
-			"$(perf_median "$m" r.header)" "$(perf_median "$m" r.read+decode)"
+		printf '%-5s' "$m"
+		for k in h.program-start h.start-up h.freeze h.snapshot h.write h.sync h.power-off; do
+			printf ' %7s' "$(perf_median "$m" "$k")"
+		done
+		printf ' |'
+		for k in r.program-start r.header r.read+decode r.restore; do
+			printf ' %7s' "$(perf_median "$m" "$k")"
+		done
+		printf '\n'
 	done
-	echo "(power-off = hibernate - the phases above; restore = r.restore, the hook -> marker minus r.*)"
+	echo "hibernate: prog = exec to the cycle (loading, plugins); power-off = the rest up to"
+	echo "QEMU's exit.  resume (from the hook): r.prog = exec to the run, r.restore = the"
+	echo "atomic restore to the marker running in the resumed system (kernel and thaw)."
 }
 
 perf_run() {
