@@ -301,7 +301,13 @@ struct torpor_plugin {
 	size_t (*max_encoded_size)(size_t in_len);
 
 	/* Optional.  Create / free one thread's state (work memory,
-	 * contexts).  Called after initialise() and before cleanup(). */
+	 * contexts).  Called after initialise() and before cleanup().
+	 * At hibernation thread_init() runs after the snapshot (it follows
+	 * start_stream()): the core has grown its heap beforehand by
+	 * memory_needed() per state, so allocate the state with malloc()
+	 * here, in one go, within what memory_needed() declared.  encode()
+	 * and decode() run on worker threads with 512 KiB stacks: keep large
+	 * work areas in the state, not on the stack. */
 	int (*thread_init)(void **ret_state);
 	void (*thread_free)(void *state);
 

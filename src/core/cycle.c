@@ -68,6 +68,21 @@ monotonic_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+void
+cycle_print_times(const char *what, double program_start,
+		  const struct cycle_times *t, enum cycle_phase end)
+{
+	const char *names[CYCLE_N_PHASES + 1] = { "program-start" };
+	double secs[CYCLE_N_PHASES + 1] = { program_start };
+	unsigned i;
+
+	for (i = 0; i < CYCLE_N_PHASES; i++) {
+		names[i + 1] = phase_names[i];
+		secs[i + 1] = i < end && t->phase[i] > 0 ? t->phase[i] : -1;
+	}
+	session_print_phases(what, names, secs, CYCLE_N_PHASES + 1);
+}
+
 /* Ends the running phase (its time goes to o->times) and begins p;
  * CYCLE_N_PHASES only ends the running one. */
 static void

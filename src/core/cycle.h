@@ -78,6 +78,15 @@ struct cycle_options {
 uint64_t cycle_expected_image_bytes(enum torpor_snapshot_kind kind,
 				    const char *spec);
 
+/* "WHAT: phases (s): program-start S, start-up S, ..." on stderr: the
+ * seconds from exec to the cycle (program_start; left out when negative),
+ * then the phases before `end` (CYCLE_N_PHASES: all) that ran in this
+ * process.  In a resumed system write, sync and power-off ran in the
+ * process that wrote the image, whose memory is gone: that one printed
+ * them before the power-off. */
+void cycle_print_times(const char *what, double program_start,
+		       const struct cycle_times *t, enum cycle_phase end);
+
 /* Run one cycle with the arranged session.  Returns 0 once the system is
  * back (resumed, or --test done), -errno when it aborted (everything undone:
  * image invalidated, tasks thawed).  Refuses before freezing anything when

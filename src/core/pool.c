@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +84,8 @@ slots_for(unsigned threads)
 static size_t
 memory_of(const struct chain *c, unsigned threads)
 {
-	size_t slots = (size_t)slots_for(threads) * 2 * c->buf_size;
+	size_t slots = (size_t)slots_for(threads) * 2 * c->buf_size +
+		       (size_t)threads * POOL_STACK_SIZE;
 	size_t workers = threads ? threads : 1;
 	size_t worker = chain_worker_memory(c);
 
@@ -105,6 +107,37 @@ size_t
 pool_memory(const struct chain *c, unsigned threads)
 {
 	return memory_of(c, pool_threads_for(c, threads));
+}
+
+/*
+ * The filter states are made once the image exists (thread_init() comes
+ * after start_stream() in ABI 2, and crypt draws its key there), with the
+ * plugins' own malloc().  So that they find memory that is already there,
+ * touched and (under mlockall) locked, the heap grows now by what the
+ * filters declared (memory_needed() per state, and some room for malloc's
+ * own bookkeeping) and keeps it: freed, that memory stays in the heap
+ * (no trim), and allocations of up to 32 MiB come from the heap instead of
+ * fresh mappings.  Only thread_init() on this thread is served so: a
+ * filter that allocates elsewhere or more than it declared still works,
+ * paying page faults at that moment.
+ */
+static void
+reserve_heap(const struct chain *c, unsigned workers)
+{
+	size_t states = chain_worker_memory(c) - 2 * c->buf_size, bytes;
+	void *m;
+
+	if (states == 0 || states > POOL_MEMORY_BUDGET / workers)
+		return;
+	bytes = states * workers + ((size_t)64 << 10);
+#ifdef __GLIBC__
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
+	m = malloc(bytes);
+	if (m)
+		memset(m, 0, bytes);
+	free(m);
 }
 
 int
@@ -138,6 +171,16 @@ pool_init(struct pool *p, const struct chain *c,
 	p->threads = threads ? calloc(threads, sizeof(*p->threads)) : NULL;
 	if (threads && !p->threads)
 		goto nomem;
+	/* The workers' stacks, touched now: a thread made after the
+	 * snapshot takes no memory of its own then. */
+	p->stacks = threads ? calloc(threads, sizeof(*p->stacks)) : NULL;
+	if (threads && !p->stacks)
+		goto nomem;
+	for (i = 0; i < threads; i++) {
+		p->stacks[i] = chain_alloc_buffer(POOL_STACK_SIZE);
+		if (!p->stacks[i])
+			goto nomem;
+	}
 	for (i = 0; i < p->n_slots; i++) {
 		/* What the filters see of each chunk says its size (ABI). */
 		p->slots[i].info.struct_size = sizeof(p->slots[i].info);
@@ -151,10 +194,35 @@ pool_init(struct pool *p, const struct chain *c,
 			pool_free(p);
 			return -ENOMEM;
 		}
+	reserve_heap(c, p->n_workers);
 	return 0;
 nomem:
 	pool_free(p);
 	return log_error_errno(-ENOMEM, "out of memory for the worker pool");
+}
+
+static int
+start_thread(struct pool *p, unsigned i)
+{
+	struct worker_arg *a = malloc(sizeof(*a));
+	pthread_attr_t attr;
+	int r;
+
+	if (!a)
+		return log_error_errno(-ENOMEM, "out of memory for a worker thread");
+	a->pool = p;
+	a->worker = &p->workers[i];
+	r = pthread_attr_init(&attr);
+	if (r == 0)
+		r = pthread_attr_setstack(&attr, p->stacks[i], POOL_STACK_SIZE);
+	if (r == 0)
+		r = pthread_create(&p->threads[i], &attr, worker_main, a);
+	pthread_attr_destroy(&attr);
+	if (r != 0) {
+		free(a);
+		return log_error_errno(-r, "cannot start a worker thread: %m");
+	}
+	return 0;
 }
 
 static int
@@ -164,17 +232,9 @@ start_threads(struct pool *p)
 	int r;
 
 	for (i = 0; i < p->want_threads; i++) {
-		struct worker_arg *a = malloc(sizeof(*a));
-
-		if (!a)
-			return log_error_errno(-ENOMEM, "out of memory for a worker thread");
-		a->pool = p;
-		a->worker = &p->workers[i];
-		r = pthread_create(&p->threads[i], NULL, worker_main, a);
-		if (r != 0) {
-			free(a);
-			return log_error_errno(-r, "cannot start a worker thread: %m");
-		}
+		r = start_thread(p, i);
+		if (r < 0)
+			return r;
 		p->n_threads = i + 1;
 	}
 	return 0;
@@ -226,6 +286,11 @@ pool_free(struct pool *p)
 	pool_stop(p);
 	free(p->threads);
 	p->threads = NULL;
+	if (p->stacks)
+		for (i = 0; i < p->want_threads; i++)
+			free(p->stacks[i]);
+	free(p->stacks);
+	p->stacks = NULL;
 	if (p->workers)
 		for (i = 0; i < p->n_workers; i++)
 			chain_worker_free(p->chain, &p->workers[i]);

@@ -6,7 +6,8 @@
  * caller's thread runs the chain itself.
  *
  * Memory and threads come in two steps because of the freeze: pool_init()
- * allocates and touches every buffer before it; pool_start() makes the
+ * allocates and touches every buffer and the threads' stacks before it,
+ * and grows the heap by what the filter states will take; pool_start() makes the
  * filter states (thread_init(), after start_stream() as the ABI says) and
  * the threads once user space is frozen (the freezer would stop threads
  * started before it, as it stops every task but the one that asks).
@@ -42,6 +43,7 @@ struct pool {
 	unsigned want_threads;		/* configured: 0 = inline */
 	unsigned n_threads;		/* running */
 	pthread_t *threads;
+	void **stacks;			/* want_threads stacks, POOL_STACK_SIZE */
 	struct chain_worker *workers;	/* one per thread, or one inline */
 	unsigned n_workers;		/* entries of workers[] */
 	struct pool_slot *slots;
@@ -52,6 +54,14 @@ struct pool {
 	pthread_cond_t work;
 	pthread_cond_t done;
 };
+
+/*
+ * Each worker thread's stack, allocated and touched by pool_init(): under
+ * mlockall() a thread's default stack (8 MiB) would be faulted in and
+ * locked when the thread starts, after the snapshot, when memory is
+ * scarcest.  Filters run encode() and decode() on it (plugin.h).
+ */
+#define POOL_STACK_SIZE (512u << 10)
 
 /*
  * The most the pool's buffers and filter states may take.  Its memory is

@@ -73,7 +73,27 @@ struct resume {
 	bool got, frozen, found, gone;
 	bool kernel_refused;		/* the kernel refused the image's header */
 	double t0;
+	double phase_t0;		/* when the running phase began */
+	enum resume_phase phase;
 };
+
+static const char *const phase_names[RESUME_N_PHASES] = {
+	[RESUME_PHASE_START] = "program-start",
+	[RESUME_PHASE_HEADER] = "header",
+	[RESUME_PHASE_READ] = "read+decode",
+	[RESUME_PHASE_RESTORE] = "restore",
+};
+
+/* End the running phase (its time goes to o->times) and begin p. */
+static void
+resume_phase(struct resume *rs, enum resume_phase p)
+{
+	double now = session_now();
+
+	rs->o->times[rs->phase] += now - rs->phase_t0;
+	rs->phase = p;
+	rs->phase_t0 = now;
+}
 
 /* The image is refused, and why: it comes back in o->refusal. */
 static int
@@ -434,8 +454,12 @@ resume_restore(struct resume *rs)
 	struct image_header *h = &rs->h;
 	int r;
 
+	resume_phase(rs, RESUME_PHASE_RESTORE);
+	if (rs->o->verbose)
+		session_print_phases(rs->what, phase_names, rs->o->times,
+				     RESUME_PHASE_RESTORE);
 	h->stats.resumed_at = (uint64_t)time(NULL);
-	h->stats.read_usec = (uint64_t)((session_now() - rs->t0) * 1e6);
+	h->stats.read_usec = (uint64_t)(rs->o->times[RESUME_PHASE_READ] * 1e6);
 	h->stats.pages_restored = rs->pages;
 	h->stats.stored_bytes_read = rs->in.bytes_read;
 	rs->o->stats = h->stats;
@@ -444,6 +468,7 @@ resume_restore(struct resume *rs)
 	session_print_summary(rs->what, h->page_count, h->page_size,
 			      h->stored_bytes, session_now() - rs->t0);
 	r = rs->snap->ops->atomic_restore(rs->snap);
+	resume_phase(rs, RESUME_PHASE_RESTORE);
 	/* With the kernel we only get here when the restore failed. */
 	if (r < 0) {
 		log_error_errno(r, "the restore failed: %m");
@@ -533,9 +558,14 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 		.writer = s->reg.active_writer,
 		.what = o->mode == RESUME_VERIFY ? "verify" : "resume",
 		.t0 = session_now(),
+		.phase = RESUME_PHASE_HEADER,
 	};
+	double age = session_process_age();
 	int r;
 
+	rs.phase_t0 = rs.t0;
+	memset(o->times, 0, sizeof(o->times));
+	o->times[RESUME_PHASE_START] = age > 0 ? age : 0;
 	o->refusal = REFUSAL_NONE;
 	o->header_valid = false;
 	memset(&o->stats, 0, sizeof(o->stats));
@@ -550,6 +580,8 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 		r = RESUME_DONE;
 	if (r == 0)
 		r = resume_prepare(&rs);
+	if (r == 0)
+		resume_phase(&rs, RESUME_PHASE_READ);
 	if (r == 0 && o->mode == RESUME_RESTORE)
 		r = resume_freeze(&rs);
 	if (r == 0)
@@ -560,5 +592,9 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 	}
 	if (r == 0)
 		r = resume_restore(&rs);
+	/* The phase running when the run stopped (the restore's own time
+	 * was taken when it returned). */
+	if (rs.phase != RESUME_PHASE_RESTORE)
+		resume_phase(&rs, rs.phase);
 	return resume_end(&rs, r);
 }

@@ -27,6 +27,19 @@ enum resume_refusal {
 				 * configuration could resume it */
 };
 
+/* The phases of a resume, in order (`torpor-resume -v` prints them). */
+enum resume_phase {
+	RESUME_PHASE_START,	/* exec to resume_run(): loading, config, plugins */
+	RESUME_PHASE_HEADER,	/* find the image, read and check its header,
+				 * rebuild the chain, allocate */
+	RESUME_PHASE_READ,	/* freeze, then read, check and decode every
+				 * chunk and hand its pages on */
+	RESUME_PHASE_RESTORE,	/* the atomic restore (returns only on the sim
+				 * source: with the kernel, its time is the
+				 * resumed system's to measure) */
+	RESUME_N_PHASES
+};
+
 struct resume_options {
 	enum resume_mode mode;
 	bool noresume;		/* `noresume` on the kernel command line */
@@ -51,6 +64,10 @@ struct resume_options {
 	/* What a restore left in the header's resume-stats slot (resumed_at
 	 * 0: no restore). */
 	struct image_resume_stats stats;
+	/* Seconds per phase; one not reached is 0.  With verbose they are
+	 * printed on stderr before the restore. */
+	double times[RESUME_N_PHASES];
+	bool verbose;
 };
 
 /*

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "host.h"
 #include "image-format.h"
@@ -111,6 +112,78 @@ session_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double
+session_process_age(void)
+{
+	unsigned long long start = 0;
+	struct timespec ts;
+	long hz = sysconf(_SC_CLK_TCK);
+	char buf[1024], *p;
+	FILE *f = fopen("/proc/self/stat", "re");
+	size_t n;
+	int field;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* The name (field 2) may hold spaces and parentheses: count from
+	 * the last ')'.  starttime is field 22. */
+	p = strrchr(buf, ')');
+	for (field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu", &start) != 1 || hz <= 0 ||
+	    clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
+		return -1;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 -
+	       (double)start / (double)hz;
+}
+
+void
+session_print_phases(const char *what, const char *const *names,
+		     const double *seconds, size_t n)
+{
+	const char *sep = "";
+	size_t i;
+
+	fprintf(stderr, "%s: phases (s):", what);
+	for (i = 0; i < n; i++) {
+		if (seconds[i] < 0)
+			continue;
+		fprintf(stderr, "%s %s %.3f", sep, names[i], seconds[i]);
+		sep = ",";
+	}
+	fprintf(stderr, "\n");
+	fflush(stderr);
+}
+
+void
+session_print_footprint(const char *what)
+{
+	static const char *const keys[] = {
+		"RssAnon", "RssFile", "RssShmem", "VmLck", "VmPTE",
+	};
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[128], name[32];
+	unsigned long kib;
+	size_t i;
+
+	if (!f)
+		return;
+	fprintf(stderr, "%s:", what);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%31[^:]: %lu kB", name, &kib) != 2)
+			continue;
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (strcmp(name, keys[i]) == 0)
+				fprintf(stderr, " %s %lu KiB", name, kib);
+	}
+	fprintf(stderr, "\n");
+	fflush(stderr);
+	fclose(f);
 }
 
 int

@@ -82,4 +82,20 @@ void session_wait_threads_gone(void);
 /* Seconds since an arbitrary point (CLOCK_MONOTONIC). */
 double session_now(void);
 
+/* Seconds since this process was started (exec, loading included), from
+ * /proc/self/stat and CLOCK_BOOTTIME, to the kernel's clock tick; -1 when
+ * unknown. */
+double session_process_age(void);
+
+/* One line on stderr: "WHAT: phases (s): NAME S, NAME S, ..." for the n
+ * phases whose seconds are not negative (a negative one did not run in
+ * this process). */
+void session_print_phases(const char *what, const char *const *names,
+			  const double *seconds, size_t n);
+
+/* One line on stderr: what this process holds in memory ("RssAnon",
+ * "VmLck", ... of /proc/self/status), and so adds to a snapshot taken
+ * now.  Prefixed with WHAT. */
+void session_print_footprint(const char *what);
+
 #endif

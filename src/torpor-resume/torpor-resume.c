@@ -128,8 +128,10 @@ parse_args(int argc, char **argv, struct resume_options *o)
 			break;
 		case 'v':
 			log_set_max_level(log_get_max_level() + 1);
-			/* Say how far the check and the restore have come. */
+			/* Say how far the check and the restore have come,
+			 * and how long each phase took. */
 			o->progress = session_print_progress;
+			o->verbose = true;
 			break;
 		case 'h':
 			usage(stdout);

@@ -185,6 +185,29 @@ open_session(struct torpor_session *s, bool require_filters)
 	return r;
 }
 
+/* -v: what the process holds when user space is frozen (it is in the
+ * image), and the phase times up to the commit just before the power-off:
+ * the process that prints them is gone once the machine is off, and the
+ * header is already written by then. */
+struct hibernate_times {
+	double program_start;	/* exec to the cycle: loading, plugins */
+	struct cycle_times cycle;
+};
+
+static void
+say_phase(void *ctx, enum cycle_phase p, bool done)
+{
+	struct hibernate_times *t = ctx;
+
+	if (p == CYCLE_PHASE_STARTUP && !done)
+		t->program_start = session_process_age();
+	if (p == CYCLE_PHASE_FREEZE && !done)
+		session_print_footprint("hibernate: this process before the freeze");
+	if (p == CYCLE_PHASE_POWEROFF && !done)
+		cycle_print_times("hibernate", t->program_start, &t->cycle,
+				  CYCLE_PHASE_POWEROFF);
+}
+
 /*
  * Through torpord when one answers: returns the exit status, or
  * CLIENT_NO_DAEMON to run the command here.  torpord has its own
@@ -215,6 +238,7 @@ via_daemon(const struct client_request *rq)
 /* Direct cycle: torpor's own view of the phases and the stream. */
 struct direct_view {
 	struct view v;
+	struct hibernate_times times;
 	double stream_t0;
 	double phase_t0;
 };
@@ -234,6 +258,8 @@ direct_phase(void *ctx, enum cycle_phase p, bool done)
 		   (int64_t)((now - dv->phase_t0) * 1000));
 	if (p == CYCLE_PHASE_SYNC && done)
 		view_committed = 1;
+	if (arg_verbose)
+		say_phase(&dv->times, p, done);
 }
 
 static void
@@ -253,13 +279,12 @@ cmd_hibernate(int argc, char **argv)
 		.request = "hibernate", .test = arg_test, .after = arg_after,
 	};
 	struct direct_view dv;
-	struct cycle_times times;
 	struct cycle_options o = {
 		.test = arg_test,
 		.phase = direct_phase, .phase_ctx = &dv,
 		.progress = direct_progress, .progress_ctx = &dv,
 		.cancel = &view_cancel,
-		.times = &times,
+		.times = &dv.times.cycle,
 	};
 	uint64_t started = (uint64_t)time(NULL);
 	struct torpor_session s;
@@ -282,6 +307,12 @@ cmd_hibernate(int argc, char **argv)
 	if (r >= 0) {
 		r = cycle_hibernate(&s, &o);
 		last_cycle_record(&s, &o, r, started);
+		/* Back (resumed or --test): this process's own phases. */
+		if (arg_verbose)
+			cycle_print_times(r < 0 ? "hibernate (aborted)" :
+					  "hibernate (this process)",
+					  dv.times.program_start,
+					  &dv.times.cycle, CYCLE_N_PHASES);
 	}
 	if (r == -ECANCELED)
 		log_notice("cancelled: processes thawed, nothing kept");

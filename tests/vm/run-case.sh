@@ -71,6 +71,8 @@ noresume) append2=noresume expect=noresume ;;
 swap-lz4) writer=swap filters="lz4 checksum" ;;
 corrupt-swap) writer=swap filters="lz4 checksum" flip=1 expect=refused ;;
 swap-crypt) writer=swap filters="zlib crypt" ;;
+# The kernel's own hibernation against torpor's chains: tests/vm/perf.sh.
+perf) writer=swap filters="lz4 lzo" ;;
 *) echo "run-case: unknown case '$case_name'" >&2; exit 1 ;;
 esac
 
@@ -116,28 +118,42 @@ if [ "$writer" != kernel ]; then
 	done
 fi
 
+# write_conf FILE FILTERS: the case's torpor.conf with that chain.
+write_conf() {
+	{
+		echo "# VM suite case $case_name"
+		echo "[torpor]"
+		echo "writer = $writer"
+		echo "filters = $2"
+		echo "plugin_dir = /usr/lib/torpor/plugins"
+		echo "after = $after"
+		echo
+		echo "[$writer]"
+		echo "device = $dev"
+		case "$2" in
+		*crypt*)
+			echo
+			echo "[crypt]"
+			echo "mode = keyfile"
+			echo "key_file = /etc/torpor/crypt.keyfile"
+			;;
+		esac
+	} >"$1"
+}
 conf=$guest/torpor.conf
 files=()
-{
-	echo "# VM suite case $case_name"
-	echo "[torpor]"
-	echo "writer = $writer"
-	echo "filters = $filters"
-	echo "plugin_dir = /usr/lib/torpor/plugins"
-	echo "after = $after"
-	echo
-	echo "[$writer]"
-	echo "device = $dev"
-	case "$filters" in
-	*crypt*)
-		echo
-		echo "[crypt]"
-		echo "mode = keyfile"
-		echo "key_file = /etc/torpor/crypt.keyfile"
-		;;
-	esac
-} >"$conf"
+write_conf "$conf" "$filters"
 files+=(-f "$conf=/etc/torpor/torpor.conf")
+if [ "$case_name" = perf ]; then
+	# One guest for every mode: each chain's configuration is in it,
+	# picked on the kernel command line (torpor.conf=NAME).
+	for f in lz4 lzo none; do
+		c=$f
+		[ "$f" = none ] && c=
+		write_conf "$guest/perf-$f.conf" "$c"
+		files+=(-f "$guest/perf-$f.conf=/etc/torpor/perf-$f.conf")
+	done
+fi
 case "$filters" in
 *crypt*)
 	# A fresh key per run, only inside the initramfs (the disk image
@@ -178,7 +194,10 @@ boot() {
 	local n=$1 mem=$2 limit=$3 extra=$4 log=$logdir/boot$1.log start end
 	# loglevel=5 after quiet: kernel warnings (level 4) reach the log,
 	# where any WARNING fails the case.
-	local append="console=ttyS0 quiet loglevel=5 panic=-1 oops=panic"
+	# no_timer_check: on a starved host (TCG, shared cores) the kernel's
+	# early IO-APIC timer check can miss its ticks and panic ("IO-APIC +
+	# timer doesn't work!"), as it did here under a load of 20.
+	local append="console=ttyS0 quiet loglevel=5 panic=-1 oops=panic no_timer_check"
 	append="$append torpor.case=$case_name torpor.boot=$n resume=$dev"
 	[ "$writer" = swap ] && append="$append torpor.swap=$dev"
 	[ "$test_mode" = 1 ] && append="$append torpor.test=1"
@@ -277,6 +296,11 @@ on_exit() {
 	[ "${TORPOR_VM_KEEP_DISK:-0}" = 1 ] || rm -f "$disk"
 }
 trap on_exit EXIT
+
+if [ "$case_name" = perf ]; then
+	. "$here/perf.sh"
+	exit 1
+fi
 
 # --- Boot 1: the marker, then hibernation ---------------------------------
 boot 1 "$MEM" 50 ""

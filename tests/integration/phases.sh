@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Phase times (issue 10): `torpor hibernate -v` prints, before the power-off,
+# the phases up to the commit and what the process holds before the freeze;
+# back from the cycle, its own phases; `torpor-resume -v` prints its phases
+# before the restore.  Without -v none of this is printed.  A cycle that
+# aborts prints the phases it went through.
+. "$(dirname "$0")/lib.sh"
+
+num='[0-9]+\.[0-9]{3}'
+rm -f "$IMAGE"
+write_config "sim:$((2000 * 4096)):5" "lzo"
+t_run hib torpor hibernate --direct -v
+expect_rc 0 "hibernate -v"
+expect_err "^hibernate: phases \(s\): program-start $num, start-up $num, freeze $num, snapshot $num, write $num, sync $num\$" \
+	"hibernate -v: the phases up to the commit, before the power-off"
+expect_err "^hibernate: this process before the freeze: .*RssAnon [0-9]+ KiB" \
+	"hibernate -v: the process's memory before the freeze"
+expect_err "^hibernate \(this process\): phases \(s\): program-start $num, start-up $num, .*power-off $num, resumed $num\$" \
+	"hibernate -v: its own phases once back"
+t_run res torpor_resume -v
+expect_rc 0 "resume -v"
+expect_out "^resume: 2000 pages restored and verified" "resume -v: restored"
+expect_err "^resume: phases \(s\): program-start $num, header $num, read\+decode $num\$" \
+	"resume -v: the phases before the restore"
+
+# Quiet without -v.
+rm -f "$IMAGE"
+write_config "sim:$((2000 * 4096)):5" "lzo"
+t_run hib torpor hibernate --direct
+expect_rc 0 "hibernate"
+grep -q 'phases' "$ERR" && fail "hibernate without -v printed phase times"
+t_run res torpor_resume
+expect_rc 0 "resume"
+grep -q 'phases' "$ERR" && fail "resume without -v printed phase times"
+
+# An aborted cycle (the raw writer's device does not exist: its
+# initialise() fails in the start-up phase) says how far it went.
+rm -f "$IMAGE"
+IMAGE=$WORK/missing/image
+write_config "sim:$((2000 * 4096)):5" "lzo" 2>/dev/null
+t_run hib torpor hibernate --direct -v
+[ "$rc" != 0 ] || fail "hibernate to a missing raw device did not fail"
+expect_err "^hibernate \(aborted\): phases \(s\): program-start $num, start-up $num, resumed $num\$" \
+	"an aborted hibernate -v: start-up, then the clean-up"
+finish

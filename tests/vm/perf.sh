@@ -1,0 +1,208 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The VM suite's case `perf`, sourced by run-case.sh once the guest is built
+# (it uses boot(), has(), ts(), fail(), note() and disk_state() from there).
+#
+# The same guest (one kernel, one initramfs, -m 512, one swap partition on
+# one disk) hibernates and resumes in five modes, round-robin, each
+# TORPOR_VM_PERF_ROUNDS times (default 3):
+#   kernel         the kernel's own hibernation (swsusp, LZO by default)
+#   kernel-nocomp  the same with hibernate=nocompress
+#   lz4 lzo none   torpor hibernate --direct with that chain (none: no
+#                  filter) and the swap writer
+# Each cycle is two boots: boot 1 starts the marker and hibernates, boot 2
+# resumes it; the marker must come back with its token and checksum.  The
+# case fails only when a cycle does not work, never on a timing.
+#
+# Figures (host clock; the guest's clocks jump across a resume):
+#   hibernate  "VM: hibernate start" on the serial console -> QEMU exits
+#              (the guest powered off): freeze, snapshot, write, sync,
+#              power-off, and the console line's own latency, alike for all
+#   resume     kernel start -> MARKER-AFTER in boot 2; the kernel start is
+#              the host time of the "VM-T init" line minus the uptime that
+#              line carries (read before any resume, so the guest clock is
+#              still the boot's own)
+#   restore    the resume hook starting -> MARKER-AFTER (what differs
+#              between the modes; kernel start -> hook is the same boot)
+#   pages      "Need to copy N pages" from the resumed system's kernel log
+#              (every mode: the kernel's snapshot counts the same way), and
+#              for torpor its header's page count (image pages + metadata)
+# The table goes to the test log and to LOGDIR/table.txt; every cycle's
+# logs stay in LOGDIR/MODE-ROUND/.
+
+perf_rounds=${TORPOR_VM_PERF_ROUNDS:-3}
+perf_modes="kernel kernel-nocomp lz4 lzo none"
+
+perf_append() {
+	case "$1" in
+	kernel) echo "torpor.kernel=1" ;;
+	kernel-nocomp) echo "torpor.kernel=1 hibernate=nocompress" ;;
+	*) echo "torpor.conf=perf-$1 torpor.verbose=1" ;;
+	esac
+}
+
+# perf_num LOG REGEX: the first number after REGEX on a matching line.
+perf_num() {
+	grep -E -m1 -o -- "$2 *[0-9.]+" "$1" | grep -oE '[0-9.]+$'
+}
+
+# perf_cycle MODE ROUND: two boots; appends a record to $logdir/records.
+perf_cycle() {
+	local mode=$1 round=$2 extra dir before=$failures
+	local t_hib hib k0 init_host init_up t_after t_hook res restore
+	local token sum pages hpages stored phases rphases disk_mib
+
+	extra=$(perf_append "$mode")
+	dir=$logdir/$mode-$round
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	# A fresh sparse disk each cycle: its allocated blocks afterwards
+	# are what the hibernation wrote (the kernel's own image size).
+	rm -f "$disk"
+	truncate -s 1G "$disk"
+	write_mbr "$disk" 2048 $((1024 * 2048 - 2048))
+	boot 1 "$MEM" 120 "$extra"
+	hib=$boot_secs
+	disk_mib=$(du -k "$disk" | awk '{ printf "%.1f", $1 / 1024 }')
+	token=$(field 1 '^[0-9.]+ MARKER pid=' token)
+	sum=$(field 1 '^[0-9.]+ MARKER pid=' sum)
+	[ -n "$token" ] || fail "$mode-$round: the marker did not start"
+	has 1 'VM: hibernate exit' &&
+		fail "$mode-$round: the hibernation returned instead of powering off"
+	[ "$(disk_state)" = image ] || fail "$mode-$round: no image after boot 1"
+	t_hib=$(ts 1 'VM: hibernate start')
+	boot 2 "$MEM" 120 "$extra"
+	has 2 "MARKER-AFTER .*token=$token sum=$sum" ||
+		fail "$mode-$round: boot 2 did not resume the marker"
+	[ "$(disk_state)" = none ] || fail "$mode-$round: the image is still on the disk after the resume"
+
+	init_host=$(ts 2 'VM-T init ')
+	init_up=$(grep -E -m1 'VM-T init ' "$logdir/boot2.log" | awk '{ print $NF }')
+	t_after=$(ts 2 'MARKER-AFTER')
+	t_hook=$(ts 2 'VM-T resume-hook')
+	pages=$(perf_num "$logdir/boot2.log" 'Need to copy')
+	hpages=$(grep -hoE 'hibernate: [0-9]+ pages' "$logdir/boot1.log" | grep -oE '[0-9]+' | head -n1)
+	stored=$(grep -hE 'hibernate: [0-9]+ pages' "$logdir/boot1.log" | grep -oE '[0-9.]+ MiB stored' |
+		head -n1 | cut -d' ' -f1)
+	[ "${mode#kernel}" != "$mode" ] && stored=$disk_mib
+	# torpor's phase lines (hibernate -v before the power-off, and
+	# torpor-resume -v before the restore): "NAME SECONDS" pairs.
+	phases=$(grep -h -m1 'hibernate: phases (s):' "$logdir/boot1.log" | sed 's/.*phases (s): *//')
+	rphases=$(grep -h -m1 'resume: phases (s):' "$logdir/boot2.log" | sed 's/.*phases (s): *//')
+	awk -v m="$mode" -v r="$round" -v th="$t_hib" -v q="$hib" \
+		-v ih="$init_host" -v iu="$init_up" -v ta="$t_after" -v tk="$t_hook" \
+		-v p="${pages:--}" -v hp="${hpages:--}" -v st="${stored:--}" \
+		-v ph="$phases" -v rp="$rphases" 'BEGIN {
+		hib = (th == "" ? "-" : sprintf("%.3f", q - th));
+		res = (ta == "" || ih == "" ? "-" : sprintf("%.3f", ta - (ih - iu)));
+		rst = (ta == "" || tk == "" ? "-" : sprintf("%.3f", ta - tk));
+		printf "%s %s hib=%s res=%s restore=%s pages=%s hpages=%s stored=%s", m, r, hib, res, rst, p, hp, st;
+		n = split(ph, a, /[ ,]+/);
+		for (i = 1; i + 1 <= n; i += 2) { printf " h.%s=%s", a[i], a[i + 1]; hs += a[i + 1] }
+		# What the phase lines cannot show: the power-off (after the
+		# last line) and, at resume, from the atomic restore to the
+		# marker running in the resumed system.
+		if (n > 1 && hib != "-") printf " h.power-off=%.3f", hib - hs;
+		n = split(rp, a, /[ ,]+/);
+		for (i = 1; i + 1 <= n; i += 2) { printf " r.%s=%s", a[i], a[i + 1]; rs += a[i + 1] }
+		if (n > 1 && rst != "-") printf " r.restore=%.3f", rst - rs;
+		printf "\n" }' >>"$logdir/records"
+	note "$(tail -n1 "$logdir/records")"
+	for n in 1 2; do
+		mv "$logdir/boot$n.log" "$dir/boot$n.log"
+	done
+	if [ "$failures" != "$before" ]; then
+		for n in 1 2; do
+			echo "======== $dir/boot$n.log ========" >&2
+			cat "$dir/boot$n.log" >&2
+		done
+	fi
+}
+
+# perf_median MODE KEY: the median of KEY over MODE's records ("-": none).
+perf_median() {
+	awk -v m="$1" -v k="$2" '$1 == m {
+		for (i = 3; i <= NF; i++) {
+			split($i, kv, "=");
+			if (kv[1] == k && kv[2] != "-") v[n++] = kv[2] + 0;
+		}
+	} END {
+		if (n == 0) { print "-"; exit }
+		for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
+			if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+		x = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+		print k ~ /pages/ ? sprintf("%.0f", x) : k == "stored" ? sprintf("%.1f", x) : sprintf("%.3f", x)
+	}' "$logdir/records"
+}
+
+perf_div() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'
+}
+
+perf_sub() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a == "-" || b == "-") print "-"; else printf "%+d", a - b }'
+}
+
+perf_table() {
+	local m khib kres kpages best_t best_k
+	khib=$(perf_median kernel hib)
+	kres=$(perf_median kernel res)
+	kpages=$(perf_median kernel pages)
+	echo "perf: medians of $perf_rounds rounds (seconds, host clock), -m $MEM, TCG, swap partition"
+	printf '%-14s %9s %9s %9s %8s %8s %8s %8s %8s %8s\n' mode hibernate resume restore \
+		'hib/kLZO' 'res/kLZO' pages 'Δpages' 'hdr-pg' 'MiB'
+	for m in $perf_modes; do
+		local h r
+		h=$(perf_median "$m" hib)
+		r=$(perf_median "$m" res)
+		printf '%-14s %9s %9s %9s %8s %8s %8s %8s %8s %8s\n' "$m" "$h" "$r" \
+			"$(perf_median "$m" restore)" "$(perf_div "$h" "$khib")" \
+			"$(perf_div "$r" "$kres")" "$(perf_median "$m" pages)" \
+			"$(perf_sub "$(perf_median "$m" pages)" "$kpages")" \
+			"$(perf_median "$m" hpages)" "$(perf_median "$m" stored)"
+	done
+	# The issue's second target: torpor's best chain against the
+	# kernel's best mode, for each side.
+	for side in hib res; do
+		best_t=$(for m in lz4 lzo none; do perf_median "$m" "$side"; done | grep -v '^-' | sort -n | head -n1)
+		best_k=$(for m in kernel kernel-nocomp; do perf_median "$m" "$side"; done | grep -v '^-' | sort -n | head -n1)
+		echo "best torpor ÷ best kernel ($side): $(perf_div "${best_t:--}" "${best_k:--}")"
+	done
+	echo
+	echo "torpor phases (medians, seconds)"
+	printf '%-5s %7s %7s %7s %7s %7s %7s %7s | %7s %7s %7s %7s\n' chain prog \
+		start-up freeze snapshot write sync power-off r.prog r.header r.read r.restore
+	for m in lz4 lzo none; do
+		printf '%-5s' "$m"
+		for k in h.program-start h.start-up h.freeze h.snapshot h.write h.sync h.power-off; do
+			printf ' %7s' "$(perf_median "$m" "$k")"
+		done
+		printf ' |'
+		for k in r.program-start r.header r.read+decode r.restore; do
+			printf ' %7s' "$(perf_median "$m" "$k")"
+		done
+		printf '\n'
+	done
+	echo "hibernate: prog = exec to the cycle (loading, plugins); power-off = the rest up to"
+	echo "QEMU's exit.  resume (from the hook): r.prog = exec to the run, r.restore = the"
+	echo "atomic restore to the marker running in the resumed system (kernel and thaw)."
+}
+
+perf_run() {
+	local round m
+	: >"$logdir/records"
+	for round in $(seq 1 "$perf_rounds"); do
+		for m in $perf_modes; do
+			note "$m, round $round of $perf_rounds"
+			perf_cycle "$m" "$round"
+		done
+	done
+	perf_table | tee "$logdir/table.txt"
+}
+
+perf_run
+[ "$failures" = 0 ] || exit 1
+note "passed"
+exit 0
