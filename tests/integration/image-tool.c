@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +185,58 @@ copy_chunk(const struct image *src, uint64_t a, uint64_t b)
 	memmove(img.data + img.chunk_off[b], src->data + src->chunk_off[a], len);
 }
 
+/* Exchange chunks a < b (of one length), renumbered for their places. */
+static void
+reorder(uint64_t a, uint64_t b)
+{
+	static struct image orig;
+
+	orig = img;
+	orig.data = malloc(img.size);
+	if (a >= b || b >= img.n_chunks || !orig.data ||
+	    chunk_len(a) != chunk_len(b))
+		die("need chunks A < B of equal length");
+	memcpy(orig.data, img.data, img.size);
+	copy_chunk(&orig, a, b);
+	copy_chunk(&orig, b, a);
+	reframe(a, a);
+	reframe(b, b);
+	free(orig.data);
+}
+
+/* Chunk n of the image in path over chunk n of this one. */
+static void
+splice_from(const char *path, uint64_t n, bool renumber)
+{
+	static struct image other, mine;
+
+	mine = img;
+	memset(&img, 0, sizeof(img));
+	load(path);
+	other = img;
+	img = mine;
+	copy_chunk(&other, n, n);
+	if (renumber)
+		reframe(n, n);
+}
+
+/* The snapshot's first page says n pages (and n pages of bytes). */
+static void
+set_first_pages(uint64_t n)
+{
+	uint8_t *page = img.data + img.chunk_off[0] + CHUNK_FRAME_SIZE;
+
+	/* Stored as it is only when no filter changed the pages. */
+	if (get32(img.data + img.chunk_off[0] + 16) !=
+	    get32(img.data + img.chunk_off[0] + 20))
+		die("chunk 0 is not stored as it is (filters?)");
+	for (int i = 0; i < 8; i++) {
+		page[SWSUSP_OFF_PAGES + i] = (uint8_t)(n >> (8 * i));
+		page[SWSUSP_OFF_SIZE + i] = (uint8_t)((n * 4096) >> (8 * i));
+	}
+	reframe(0, 0);
+}
+
 static void
 set_field(const char *field, const char *value)
 {
@@ -225,7 +278,7 @@ int
 main(int argc, char **argv)
 {
 	if (argc < 3)
-		die("usage: image-tool layout|offset|flip|swap|set FILE ...");
+		die("usage: image-tool layout|offset|flip|swap|set|reorder|duplicate|splice|first-pages FILE ...");
 	load(argv[2]);
 	if (strcmp(argv[1], "layout") == 0) {
 		printf("stream %" PRIu64 " +%" PRIu64 "\nheader %" PRIu64 " +%" PRIu64 "\nchunks %" PRIu64 "\n",
@@ -265,53 +318,18 @@ main(int argc, char **argv)
 		free(tmp);
 		save(argv[2]);
 	} else if (strcmp(argv[1], "reorder") == 0 && argc == 5) {
-		static struct image orig;
-		uint64_t a = strtoull(argv[3], NULL, 0), b = strtoull(argv[4], NULL, 0);
-
-		orig = img;
-		orig.data = malloc(img.size);
-		if (a >= b || b >= img.n_chunks || !orig.data ||
-		    chunk_len(a) != chunk_len(b))
-			die("need chunks A < B of equal length");
-		memcpy(orig.data, img.data, img.size);
-		copy_chunk(&orig, a, b);
-		copy_chunk(&orig, b, a);
-		reframe(a, a);
-		reframe(b, b);
-		free(orig.data);
+		reorder(strtoull(argv[3], NULL, 0), strtoull(argv[4], NULL, 0));
 		save(argv[2]);
 	} else if (strcmp(argv[1], "duplicate") == 0 && argc == 5) {
-		uint64_t a = strtoull(argv[3], NULL, 0), b = strtoull(argv[4], NULL, 0);
-
-		copy_chunk(&img, a, b);
-		reframe(b, b);
+		copy_chunk(&img, strtoull(argv[3], NULL, 0),
+			   strtoull(argv[4], NULL, 0));
+		reframe(strtoull(argv[4], NULL, 0), strtoull(argv[4], NULL, 0));
 		save(argv[2]);
 	} else if (strcmp(argv[1], "splice") == 0 && (argc == 5 || argc == 6)) {
-		static struct image other, mine;
-		uint64_t n = strtoull(argv[4], NULL, 0);
-
-		mine = img;
-		memset(&img, 0, sizeof(img));
-		load(argv[3]);
-		other = img;
-		img = mine;
-		copy_chunk(&other, n, n);
-		if (argc == 6)
-			reframe(n, n);
+		splice_from(argv[3], strtoull(argv[4], NULL, 0), argc == 6);
 		save(argv[2]);
 	} else if (strcmp(argv[1], "first-pages") == 0 && argc == 4) {
-		uint8_t *page = img.data + img.chunk_off[0] + CHUNK_FRAME_SIZE;
-		uint64_t n = strtoull(argv[3], NULL, 0);
-
-		/* Stored as it is only when no filter changed the pages. */
-		if (get32(img.data + img.chunk_off[0] + 16) !=
-		    get32(img.data + img.chunk_off[0] + 20))
-			die("chunk 0 is not stored as it is (filters?)");
-		for (int i = 0; i < 8; i++) {
-			page[SWSUSP_OFF_PAGES + i] = (uint8_t)(n >> (8 * i));
-			page[SWSUSP_OFF_SIZE + i] = (uint8_t)((n * 4096) >> (8 * i));
-		}
-		reframe(0, 0);
+		set_first_pages(strtoull(argv[3], NULL, 0));
 		save(argv[2]);
 	} else if (strcmp(argv[1], "set") == 0 && argc == 5) {
 		set_field(argv[3], argv[4]);
