@@ -10,7 +10,11 @@
  * accidents, not an attacker: that is the crypt filter's job.
  *
  * Chunk format: the input unchanged, then the digest (CRC32C little-endian
- * in 4 bytes, or the 32 bytes of SHA-256).
+ * in 4 bytes, or the 32 bytes of SHA-256) of the chunk's place followed by
+ * the input.  The place is the image's UUID (16 bytes), the chunk's
+ * sequence number (8 bytes), flags (4) and raw length (4), little-endian:
+ * a chunk reordered, duplicated or taken from another image does not
+ * match, even with its frame rewritten.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -29,6 +33,7 @@ enum checksum_algorithm {
 };
 
 #define CHECKSUM_MAX_DIGEST 32
+#define CHECKSUM_PLACE_SIZE 32
 
 static const char *const algorithm_names[] = { "crc32c", "sha256", NULL };
 
@@ -38,6 +43,9 @@ static const struct torpor_host *host;
 static enum checksum_algorithm algorithm = CHECKSUM_CRC32C;
 /* The algorithm came from an image header: keep it over the configuration. */
 static bool algorithm_from_image;
+
+/* The image's UUID, from start_stream(); read-only while chunks flow. */
+static uint8_t image_uuid[16];
 
 static atomic_uint_fast64_t n_encoded, n_verified, n_mismatches;
 
@@ -64,18 +72,29 @@ digest_len(enum checksum_algorithm a)
 	return a == CHECKSUM_SHA256 ? 32 : 4;
 }
 
+/* The digest of the chunk's place (see the top) and then buf. */
 static void
-digest(enum checksum_algorithm a, const uint8_t *buf, size_t len,
-       uint8_t *ret)
+digest(enum checksum_algorithm a, const struct torpor_chunk_info *info,
+       const uint8_t *buf, size_t len, uint8_t *ret)
 {
+	uint8_t place[CHECKSUM_PLACE_SIZE];
 	uint32_t c;
 
+	memcpy(place, image_uuid, 16);
+	torpor_put_le64(place + 16, info->sequence);
+	torpor_put_le32(place + 24, info->flags);
+	torpor_put_le32(place + 28, info->raw_len);
 	if (a == CHECKSUM_SHA256) {
+		gcry_buffer_t iov[2] = {
+			{ .size = sizeof(place), .len = sizeof(place), .data = place },
+			{ .size = len, .len = len, .data = (void *)buf },
+		};
+
 		/* Thread-safe, and for SHA-256 it allocates nothing. */
-		gcry_md_hash_buffer(GCRY_MD_SHA256, ret, buf, len);
+		gcry_md_hash_buffers(GCRY_MD_SHA256, 0, ret, iov, 2);
 		return;
 	}
-	c = host->crc32c(0, buf, len);
+	c = host->crc32c(host->crc32c(0, place, sizeof(place)), buf, len);
 	torpor_put_le32(ret, c);
 }
 
@@ -151,6 +170,16 @@ checksum_cleanup(int finishing_cycle)
 {
 	if (finishing_cycle)
 		algorithm_from_image = false;
+	memset(image_uuid, 0, sizeof(image_uuid));
+}
+
+static int
+checksum_start_stream(const struct torpor_image_info *info)
+{
+	if (!info)
+		return -EINVAL;
+	memcpy(image_uuid, info->uuid, sizeof(image_uuid));
+	return 0;
 }
 
 /* No work memory: the digest is computed straight from the chunk. */
@@ -225,7 +254,7 @@ checksum_encode(void *state, const struct torpor_chunk_info *info,
 		return -ENOBUFS;
 	if (in_len)
 		memcpy(out, in, in_len);
-	digest(a, in, in_len, out + in_len);
+	digest(a, info, in, in_len, out + in_len);
 	*ret_len = in_len + dlen;
 	atomic_fetch_add_explicit(&n_encoded, 1, memory_order_relaxed);
 	return 0;
@@ -255,7 +284,7 @@ checksum_decode(void *state, const struct torpor_chunk_info *info,
 			  (unsigned long long)info->sequence, n, out_size);
 		goto bad;
 	}
-	digest(a, in, n, d);
+	digest(a, info, in, n, d);
 	/* Compare every byte: the time taken says nothing about where the
 	 * digests differ (not that a checksum needs it, but it is free). */
 	for (i = 0; i < dlen; i++)
@@ -287,6 +316,7 @@ static const struct torpor_plugin checksum_plugin = {
 	.unload = checksum_unload,
 	.initialise = checksum_initialise,
 	.cleanup = checksum_cleanup,
+	.start_stream = checksum_start_stream,
 	.memory_needed = checksum_memory_needed,
 	.storage_needed = checksum_storage_needed,
 	.save_config = checksum_save_config,

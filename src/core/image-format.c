@@ -388,6 +388,12 @@ check_envelope(const uint8_t *buf, size_t len, char *err, size_t err_size)
 		return fail(-EPROTONOSUPPORT, err, err_size,
 			    "format_version (offset %d): the image has format %u, this torpor reads up to %u; resume it with the torpor that wrote it",
 			    OFF_VERSION, version, IMAGE_FORMAT_VERSION);
+	/* Format 1 frames were not bound to their image: its stream cannot
+	 * be checked as this version checks one. */
+	if (version < IMAGE_FORMAT_VERSION)
+		return fail(-EPROTONOSUPPORT, err, err_size,
+			    "format_version (offset %d): the image has format %u of an older torpor, this torpor reads format %u; resume it with the torpor that wrote it",
+			    OFF_VERSION, version, IMAGE_FORMAT_VERSION);
 	header_len = torpor_get_le32(buf + OFF_HEADER_LEN);
 	if (header_len > IMAGE_MAX_HEADER)
 		return fail(-EBADMSG, err, err_size,
@@ -553,6 +559,12 @@ image_header_set_stats(uint8_t *buf, size_t len,
 	return 0;
 }
 
+uint32_t
+chunk_crc_seed(const uint8_t uuid[16])
+{
+	return crc32c(0, uuid, 16);
+}
+
 /* Write the CHUNK_FRAME_SIZE bytes of f to out, frame CRC included. */
 void
 chunk_frame_encode(const struct chunk_frame *f, uint8_t *out)
@@ -563,24 +575,27 @@ chunk_frame_encode(const struct chunk_frame *f, uint8_t *out)
 	torpor_put_le32(out + FRAME_OFF_RAW_LEN, f->raw_len);
 	torpor_put_le32(out + FRAME_OFF_STORED_LEN, f->stored_len);
 	torpor_put_le32(out + FRAME_OFF_STORED_CRC, f->stored_crc);
-	torpor_put_le32(out + FRAME_OFF_CRC, crc32c(0, out, FRAME_OFF_CRC));
+	torpor_put_le32(out + FRAME_OFF_CRC, crc32c(f->seed, out, FRAME_OFF_CRC));
 }
 
 int
-chunk_frame_parse(const uint8_t *in, uint32_t max_raw,
+chunk_frame_parse(const uint8_t *in, uint32_t seed, uint32_t max_raw,
 		  uint32_t max_stored, struct chunk_frame *ret,
 		  char *err, size_t err_size)
 {
 	struct chunk_frame f;
 
+	/* The struct has padding, and callers compare frames whole. */
+	memset(&f, 0, sizeof(f));
 	if (memcmp(in + FRAME_OFF_MAGIC, FRAME_MAGIC, 4) != 0)
 		return fail(-EBADMSG, err, err_size,
 			    "frame magic (offset %d): not a chunk frame",
 			    FRAME_OFF_MAGIC);
-	if (torpor_get_le32(in + FRAME_OFF_CRC) != crc32c(0, in, FRAME_OFF_CRC))
+	if (torpor_get_le32(in + FRAME_OFF_CRC) != crc32c(seed, in, FRAME_OFF_CRC))
 		return fail(-EBADMSG, err, err_size,
-			    "frame checksum mismatch (CRC32C at offset %d): the frame is corrupt",
+			    "frame checksum mismatch (CRC32C at offset %d): the frame is corrupt or belongs to another image",
 			    FRAME_OFF_CRC);
+	f.seed = seed;
 	f.flags = torpor_get_le32(in + FRAME_OFF_FLAGS);
 	f.sequence = torpor_get_le64(in + FRAME_OFF_SEQUENCE);
 	f.raw_len = torpor_get_le32(in + FRAME_OFF_RAW_LEN);

@@ -16,7 +16,7 @@
 
 #include <torpor/plugin.h>
 
-#define IMAGE_FORMAT_VERSION 1
+#define IMAGE_FORMAT_VERSION 2
 #define IMAGE_MAX_CHAIN 16		/* entries in the chain */
 /* The header budget is part of the plugin ABI. */
 #define IMAGE_MAX_BLOB TORPOR_IMAGE_MAX_BLOB
@@ -95,14 +95,24 @@ struct chunk_frame {
 	uint32_t raw_len;		/* page bytes before the filters */
 	uint32_t stored_len;		/* bytes after the frame */
 	uint32_t stored_crc;		/* CRC32C of the stored bytes */
+	/* Not stored: chunk_crc_seed() of the image.  The frame CRC and the
+	 * stored CRC continue from it, so that a frame or chunk of another
+	 * image does not match.  0: the plain CRC32C (tests). */
+	uint32_t seed;
 };
 
-/* Serialise a frame (CHUNK_FRAME_SIZE bytes, with its own CRC). */
+/* The CRC32C of an image's UUID, which every frame of the image
+ * continues from (doc/image-format.md). */
+uint32_t chunk_crc_seed(const uint8_t uuid[16]);
+
+/* Serialise a frame (CHUNK_FRAME_SIZE bytes, with its own CRC continuing
+ * from f->seed). */
 void chunk_frame_encode(const struct chunk_frame *f, uint8_t *out);
 
-/* Parse a frame; checks magic, its CRC and ranges (raw_len <= max_raw,
- * stored_len <= max_stored).  -EBADMSG with a reason in err. */
-int chunk_frame_parse(const uint8_t *in, uint32_t max_raw,
+/* Parse a frame of the image whose chunk_crc_seed() is seed; checks magic,
+ * its CRC and ranges (raw_len <= max_raw, stored_len <= max_stored).
+ * -EBADMSG with a reason in err. */
+int chunk_frame_parse(const uint8_t *in, uint32_t seed, uint32_t max_raw,
 		      uint32_t max_stored, struct chunk_frame *ret,
 		      char *err, size_t err_size);
 

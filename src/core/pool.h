@@ -31,6 +31,7 @@ struct pool_slot {
 	uint8_t *in;			/* buf_size bytes: pages or stored bytes */
 	size_t in_len;
 	struct torpor_chunk_info info;
+	uint64_t stream_offset;		/* decode: where the chunk's frame is */
 	uint8_t *out;			/* buf_size bytes: the result */
 	size_t out_len;
 	int state;

@@ -71,6 +71,8 @@ struct resume {
 	struct snapshot *snap;		/* opened: pages may have been handed */
 	uint64_t pages;			/* handed to the snapshot device */
 	bool got, frozen, found, gone;
+	bool test_image;		/* verify: refused once it was read */
+	bool first_checked;		/* the snapshot's first page */
 	bool kernel_refused;		/* the kernel refused the image's header */
 	double t0;
 	double phase_t0;		/* when the running phase began */
@@ -201,6 +203,13 @@ resume_read_header(struct resume *rs)
 	return 0;
 }
 
+static int
+refuse_test_image(struct resume *rs)
+{
+	log_error("image refused: not resumable: test image (written by `torpor hibernate --test`, whose system kept running; restoring it would corrupt the filesystems)");
+	return refuse(rs, REFUSAL_CORRUPT);
+}
+
 /* This system can restore the image: its page size, its kernel, and an
  * image whose system did not go on running. */
 static int
@@ -219,9 +228,11 @@ resume_check(struct resume *rs)
 			  h->page_size, sysconf(_SC_PAGESIZE));
 		return refuse(rs, REFUSAL_ELSEWHERE);
 	}
-	if ((h->flags & IMAGE_FLAG_TEST) && rs->o->mode != RESUME_VERIFY) {
-		log_error("image refused: it was written by `torpor hibernate --test`, whose system kept running; restoring it would corrupt the filesystems");
-		return refuse(rs, REFUSAL_CORRUPT);
+	if (h->flags & IMAGE_FLAG_TEST) {
+		/* verify still checks the stream, and says both. */
+		rs->test_image = true;
+		if (rs->o->mode != RESUME_VERIFY)
+			return refuse_test_image(rs);
 	}
 	r = snapshot_running_release(&probe, release, sizeof(release));
 	if (r < 0)
@@ -367,6 +378,47 @@ resume_freeze(struct resume *rs)
 	return 0;
 }
 
+/*
+ * The snapshot's own first page (struct swsusp_info) must describe the
+ * image the header describes: a header whose page count or kernel was
+ * changed with a valid checksum, or a stream cut to whole chunks, is
+ * caught here, before any page is handed on.  Chunk 0 is at stream
+ * offset 0.
+ */
+static int
+check_first_page(struct resume *rs, const uint8_t *pages, size_t len)
+{
+	const struct image_header *h = &rs->h;
+	struct snapshot_info si;
+
+	rs->first_checked = true;
+	if (len < h->page_size ||
+	    snapshot_parse_info(pages, h->page_size, &si) < 0) {
+		log_error("chunk 0 at stream offset 0: the image's first page is not a snapshot header");
+		return -EBADMSG;
+	}
+	if (si.pages != h->page_count) {
+		log_error("chunk 0 at stream offset 0: the snapshot's first page says %" PRIu64 " pages, the image header %" PRIu64,
+			  si.pages, h->page_count);
+		return -EBADMSG;
+	}
+	if (strcmp(si.release, h->kernel_release) != 0) {
+		log_error("chunk 0 at stream offset 0: the snapshot's first page says kernel %s, the image header %s",
+			  si.release, h->kernel_release);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/* verify's sink: the pages go nowhere, but the first one is checked. */
+static int
+check_pages(void *ctx, const uint8_t *pages, size_t len)
+{
+	struct resume *rs = ctx;
+
+	return rs->first_checked ? 0 : check_first_page(rs, pages, len);
+}
+
 /* The kernel checks the image's header page when it is asked for the next
  * page: an -EPERM for one of the first two pages means this kernel does
  * not accept the image, which another machine configuration could. */
@@ -377,7 +429,13 @@ restore_pages(void *ctx, const uint8_t *pages, size_t len)
 {
 	struct resume *rs = ctx;
 	size_t off;
+	int r;
 
+	if (!rs->first_checked) {
+		r = check_first_page(rs, pages, len);
+		if (r < 0)
+			return r;
+	}
 	for (off = 0; off < len; off += rs->snap->page_size) {
 		ssize_t k = rs->snap->ops->write_page(rs->snap, pages + off);
 
@@ -433,7 +491,7 @@ resume_stream(struct resume *rs)
 	if (r < 0)
 		return r;
 	r = stream_decode_all(&rs->c, &rs->pool, &rs->in, &rs->h,
-			      restore ? restore_pages : NULL, rs);
+			      restore ? restore_pages : check_pages, rs);
 	pool_stop(&rs->pool);
 	if (r < 0 && rs->kernel_refused)
 		return refuse(rs, REFUSAL_ELSEWHERE);
@@ -497,7 +555,7 @@ say_refused(const struct resume *rs)
 		rs->gone ? "; the image was invalidated" :
 		"; the image was left as it was";
 
-	if (!rs->snap)
+	if (!rs->snap || rs->pages == 0)
 		log_error("image refused: nothing was handed to the snapshot device%s",
 			  image);
 	else
@@ -586,6 +644,8 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 		r = resume_freeze(&rs);
 	if (r == 0)
 		r = resume_stream(&rs);
+	if (r == 0 && o->mode == RESUME_VERIFY && rs.test_image)
+		r = refuse_test_image(&rs);
 	if (r == 0 && o->mode == RESUME_VERIFY) {
 		print_verified(&rs);
 		r = RESUME_DONE;

@@ -88,7 +88,8 @@ stream_out_chunk(struct stream_out *o, uint64_t sequence, uint32_t flags,
 		.flags = flags,
 		.raw_len = raw_len,
 		.stored_len = (uint32_t)stored_len,
-		.stored_crc = crc32c(0, stored, stored_len),
+		.stored_crc = crc32c(o->crc_seed, stored, stored_len),
+		.seed = o->crc_seed,
 	};
 	uint8_t frame[CHUNK_FRAME_SIZE];
 	int r;
@@ -159,6 +160,7 @@ stream_encode_all(const struct chain *c, struct pool *pool,
 	uint64_t seq, pages_left = h->page_count, raw = 0;
 	int r;
 
+	out->crc_seed = chunk_crc_seed(h->uuid);
 	for (seq = 0; seq < h->chunk_count; seq++) {
 		uint32_t want = pages_left < h->chunk_pages ?
 			(uint32_t)pages_left : h->chunk_pages, n = 0;
@@ -390,8 +392,12 @@ deliver(struct pool *pool, struct stream_in *in, const struct image_header *h,
 	uint64_t done = s->info.sequence + 1;
 	int r;
 
-	if (s->err < 0)
+	if (s->err < 0) {
+		log_error("chunk %llu at stream offset %llu: refused by the chain",
+			  (unsigned long long)s->info.sequence,
+			  (unsigned long long)s->stream_offset);
 		return -EBADMSG;
+	}
 	r = sink ? sink(ctx, s->out, s->out_len) : 0;
 	if (r >= 0)
 		report(&in->report, done, h->chunk_count,
@@ -416,7 +422,8 @@ read_frame(const struct chain *c, struct stream_in *in,
 	r = stream_in_copy(in, p, sizeof(p));
 	if (r < 0)
 		return refuse(r, "the frame", seq, at);
-	r = chunk_frame_parse(p, max_raw, (uint32_t)c->bound[c->n_filters],
+	r = chunk_frame_parse(p, chunk_crc_seed(h->uuid), max_raw,
+			      (uint32_t)c->bound[c->n_filters],
 			      ret_f, err, sizeof(err));
 	if (r < 0)
 		return refuse(-EBADMSG, err, seq, at);
@@ -458,13 +465,14 @@ submit_chunk(const struct chain *c, struct pool *pool, struct stream_in *in,
 	r = stream_in_copy(in, slot->in, f.stored_len);
 	if (r < 0)
 		return refuse(r, "the data", seq, at);
-	if (crc32c(0, slot->in, f.stored_len) != f.stored_crc)
+	if (crc32c(f.seed, slot->in, f.stored_len) != f.stored_crc)
 		return refuse(-EBADMSG, "stored data does not match its CRC32C (corrupt)",
 			      seq, at);
 	slot->in_len = f.stored_len;
 	slot->info.sequence = seq;
 	slot->info.flags = f.flags & CHUNK_FLAG_LAST;
 	slot->info.raw_len = f.raw_len;
+	slot->stream_offset = at;
 	pool_submit(pool);
 	return 0;
 }

@@ -50,6 +50,7 @@ struct stream_out {
 	uint8_t *buf;		/* STREAM_IO_SIZE, aligned to TORPOR_WRITE_ALIGN */
 	size_t used;
 	uint64_t total;		/* bytes handed to the writer so far */
+	uint32_t crc_seed;	/* chunk_crc_seed() of the image */
 	struct stream_report report;
 };
 

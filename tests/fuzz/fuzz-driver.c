@@ -6,11 +6,14 @@
  * reproduces; the mutant is written to fuzz-crash.bin before each run only
  * with -k (keeping it costs a write per input).
  *
- *   fuzz-X [-n ITERATIONS] [-s SEED] [-w DIR] [-k] [FILE...]
+ *   fuzz-X [-n ITERATIONS] [-s SEED] [-w DIR] [-k] [FILE|DIR...]
+ *
+ * A DIR stands for every file in it (a corpus, or the regression inputs).
  *
  * -w DIR writes the valid inputs into DIR (a seed corpus for libFuzzer)
  * and exits.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -22,7 +25,7 @@
 
 #include "fuzz.h"
 
-#define MAX_INPUT (1u << 20)
+#define FUZZ_MAX_INPUT (1u << 20)
 
 static uint64_t rng_state;
 
@@ -57,10 +60,39 @@ run(const uint8_t *data, size_t len, bool keep)
 	free(copy);
 }
 
+static int run_file(const char *path);
+
+/* Every file in dir; returns how many, or -1. */
+static int
+run_dir(const char *path, DIR *d)
+{
+	struct dirent *e;
+	int n = 0;
+
+	while ((e = readdir(d))) {
+		char p[4096];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
+		if (run_file(p) < 0) {
+			n = -1;
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
 static int
 run_file(const char *path)
 {
-	static uint8_t buf[MAX_INPUT];
+	DIR *d = opendir(path);
+
+	if (d)
+		return run_dir(path, d) < 0 ? -1 : 0;
+	static uint8_t buf[FUZZ_MAX_INPUT];
 	size_t len;
 	FILE *f = fopen(path, "rbe");
 
@@ -139,7 +171,7 @@ mutate(uint8_t *buf, size_t len, size_t cap)
 static int
 write_seeds(const char *dir)
 {
-	static uint8_t buf[MAX_INPUT];
+	static uint8_t buf[FUZZ_MAX_INPUT];
 	unsigned int i;
 	size_t len;
 
@@ -160,7 +192,7 @@ write_seeds(const char *dir)
 int
 main(int argc, char **argv)
 {
-	static uint8_t seed[MAX_INPUT], buf[MAX_INPUT];
+	static uint8_t seed[FUZZ_MAX_INPUT], buf[FUZZ_MAX_INPUT];
 	unsigned long iterations = 1000000, it;
 	uint64_t s = 0x746f72706f72ull;	/* "torpor" */
 	unsigned int n_seeds = 0, k;

@@ -15,11 +15,27 @@ case_name="$1"
 # that the pool is full and pages were handed before the refusal.
 pages=200
 case "$case_name" in chunk-middle|chunk-last) pages=4000 ;; esac
-write_config "sim:$((pages * 4096)):5" "checksum lzo"
+# Chunks moved about must be of one length: checksum alone keeps them so.
+# A first page changed in place needs the pages stored as they are.
+filters="checksum lzo"
+case "$case_name" in
+reordered|duplicated|spliced*) filters="checksum" ;;
+first-page) filters="" ;;
+esac
+if [ "${case_name#spliced}" != "$case_name" ]; then
+	# Another image of the same size and chain, other pages, other UUID.
+	write_config "sim:$((pages * 4096)):6" "$filters"
+	t_run hib torpor hibernate --direct
+	expect_rc 0 "hibernate (the other image)"
+	cp "$IMAGE" "$WORK/other.img"
+fi
+write_config "sim:$((pages * 4096)):5" "$filters"
 t_run hib torpor hibernate --direct
 expect_rc 0 "hibernate"
 
 damage_offset() { "$IMAGE_TOOL" offset "$IMAGE" "$@"; }
+# Where chunk N's frame is in the data stream (what the messages say).
+stream_offset() { echo $(( $(damage_offset frame "$1") - $(damage_offset stream) )); }
 
 want=2
 # What torpor-resume says became of the pages: before the device was
@@ -55,6 +71,39 @@ out-of-order)
 	"$IMAGE_TOOL" swap "$IMAGE" 1 2
 	what="chunk 1 at stream offset [0-9]+: out of order: the frame says chunk 2"
 	pages_said=$streaming ;;
+reordered)
+	# Chunks 1 and 2 exchanged, their frames renumbered with valid CRCs:
+	# the checksum digest binds each chunk to its place.
+	what="chunk 1 at stream offset $(stream_offset 1): refused by the chain"
+	"$IMAGE_TOOL" reorder "$IMAGE" 1 2
+	extra="checksum: chunk 1: checksum mismatch"
+	pages_said=$streaming ;;
+duplicated)
+	what="chunk 2 at stream offset $(stream_offset 2): refused by the chain"
+	"$IMAGE_TOOL" duplicate "$IMAGE" 1 2
+	extra="checksum: chunk 2: checksum mismatch"
+	pages_said=$streaming ;;
+spliced)
+	# Chunk 3 of another image, frame and all: the frame is bound to
+	# the image's UUID.
+	what="chunk 3 at stream offset $(stream_offset 3): frame checksum mismatch .*another image"
+	"$IMAGE_TOOL" splice "$IMAGE" "$WORK/other.img" 3
+	pages_said=$streaming ;;
+spliced-reframed)
+	# The same, framed anew for this image: the digest is bound too.
+	what="chunk 3 at stream offset $(stream_offset 3): refused by the chain"
+	"$IMAGE_TOOL" splice "$IMAGE" "$WORK/other.img" 3 reframe
+	extra="checksum: chunk 3: checksum mismatch"
+	pages_said=$streaming ;;
+first-page)
+	# The header says 200 pages, the snapshot's own first page 201.
+	"$IMAGE_TOOL" first-pages "$IMAGE" 201
+	what="chunk 0 at stream offset 0: the snapshot's first page says 201 pages, the image header 200"
+	pages_said=$before_device ;;
+test-image)
+	# A --test image whose invalidation did not reach the disk.
+	"$IMAGE_TOOL" set "$IMAGE" flags 1
+	what="not resumable: test image" ;;
 foreign-kernel)
 	export TORPOR_SIM_KERNEL_RELEASE="9.9.9-not-this-one"
 	what="written by kernel .*, this is kernel 9.9.9-not-this-one" ;;
@@ -88,6 +137,8 @@ before=$(sha256sum "$IMAGE" | cut -d' ' -f1)
 t_run verify torpor verify
 expect_rc "$want" "verify"
 if [ "$want" = 0 ]; then expect_out "$what" "verify"; else expect_err "$what" "verify"; fi
+[ -z "${extra:-}" ] || expect_err "$extra" "verify"
+grep -q "intact" "$OUT" && [ "$want" != 0 ] && fail "verify called a refused image intact"
 t_run resume torpor_resume
 expect_rc "$want" "torpor-resume"
 if [ "$want" = 0 ]; then

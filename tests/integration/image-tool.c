@@ -11,23 +11,38 @@
  *   image-tool set FILE FIELD VALUE   rewrite a header field with a valid
  *                                     checksum (release, page_count,
  *                                     chunk_count, chain0)
+ *   image-tool reorder FILE A B       exchange chunks A and B and renumber
+ *                                     their frames (valid frame CRCs)
+ *   image-tool duplicate FILE A B     chunk A's data in place of chunk B's,
+ *                                     framed as chunk B (equal lengths)
+ *   image-tool splice FILE OTHER N [reframe]
+ *                                     chunk N of image OTHER in place of
+ *                                     chunk N (equal lengths), as it is or
+ *                                     framed for FILE's image
+ *   image-tool first-pages FILE N     make the snapshot's first page say N
+ *                                     pages (an image without filters)
+ *   image-tool set FILE flags N       also rewrites the header's flags
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "crc32c.h"
 #include "image-format.h"
 #include "raw-format.h"
+#include "snapshot-internal.h"
 
 struct image {
 	uint8_t *data;
 	size_t size;
 	uint64_t stream_off, stream_len, header_off, header_len;
+	uint32_t seed;		/* chunk_crc_seed() of the image's UUID */
 	uint64_t n_chunks;
 	uint64_t chunk_off[1u << 20];
 };
@@ -42,6 +57,13 @@ get64(const uint8_t *p)
 	for (int i = 7; i >= 0; i--)
 		v = v << 8 | p[i];
 	return v;
+}
+
+static uint32_t
+get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
 }
 
 static void
@@ -71,13 +93,18 @@ load(const char *path)
 	img.stream_len = get64(img.data + RAW_SIG_STREAM_LENGTH_AT);
 	img.header_off = get64(img.data + RAW_SIG_HEADER_OFFSET_AT);
 	img.header_len = get64(img.data + RAW_SIG_HEADER_LENGTH_AT);
+	/* The UUID's place is fixed (doc/image-format.md), even in a
+	 * header damaged elsewhere. */
+	if (img.header_off + 36 > img.size)
+		die("no header");
+	img.seed = chunk_crc_seed(img.data + img.header_off + 20);
 	for (pos = 0; pos + CHUNK_FRAME_SIZE <= img.stream_len;) {
 		struct chunk_frame fr;
 		char err[160];
 
 		if (img.n_chunks >= sizeof(img.chunk_off) / sizeof(img.chunk_off[0]))
 			die("too many chunks");
-		if (chunk_frame_parse(img.data + img.stream_off + pos, 1u << 30,
+		if (chunk_frame_parse(img.data + img.stream_off + pos, img.seed, 1u << 30,
 				      1u << 30, &fr, err, sizeof(err)) < 0) {
 			fprintf(stderr, "image-tool: frame at %" PRIu64 ": %s\n", pos, err);
 			exit(1);
@@ -122,6 +149,94 @@ offset_of(const char *what, uint64_t n)
 	return 0;
 }
 
+/* Rewrite chunk n's frame as chunk seq of this image, with valid CRCs. */
+static void
+reframe(uint64_t n, uint64_t seq)
+{
+	uint8_t *p = img.data + img.chunk_off[n];
+	struct chunk_frame f;
+	char err[160];
+
+	/* Parsed under any seed: the frame may come from another image. */
+	f.raw_len = get32(p + 16);
+	f.stored_len = get32(p + 20);
+	f.flags = seq + 1 == img.n_chunks ? CHUNK_FLAG_LAST : 0;
+	f.sequence = seq;
+	f.seed = img.seed;
+	f.stored_crc = crc32c(img.seed, p + CHUNK_FRAME_SIZE, f.stored_len);
+	chunk_frame_encode(&f, p);
+	if (chunk_frame_parse(p, img.seed, 1u << 30, 1u << 30, &f, err,
+			      sizeof(err)) < 0)
+		die(err);
+}
+
+/* Copy chunk a of src over chunk b of this image: equal lengths only. */
+static void
+copy_chunk(const struct image *src, uint64_t a, uint64_t b)
+{
+	uint64_t len = chunk_len(b);
+	uint64_t src_end = a + 1 < src->n_chunks ? src->chunk_off[a + 1] :
+		src->stream_off + src->stream_len;
+
+	if (a >= src->n_chunks || b >= img.n_chunks)
+		die("no such chunk");
+	if (src_end - src->chunk_off[a] != len)
+		die("the chunks differ in length");
+	memmove(img.data + img.chunk_off[b], src->data + src->chunk_off[a], len);
+}
+
+/* Exchange chunks a < b (of one length), renumbered for their places. */
+static void
+reorder(uint64_t a, uint64_t b)
+{
+	static struct image orig;
+
+	orig = img;
+	orig.data = malloc(img.size);
+	if (a >= b || b >= img.n_chunks || !orig.data ||
+	    chunk_len(a) != chunk_len(b))
+		die("need chunks A < B of equal length");
+	memcpy(orig.data, img.data, img.size);
+	copy_chunk(&orig, a, b);
+	copy_chunk(&orig, b, a);
+	reframe(a, a);
+	reframe(b, b);
+	free(orig.data);
+}
+
+/* Chunk n of the image in path over chunk n of this one. */
+static void
+splice_from(const char *path, uint64_t n, bool renumber)
+{
+	static struct image other, mine;
+
+	mine = img;
+	memset(&img, 0, sizeof(img));
+	load(path);
+	other = img;
+	img = mine;
+	copy_chunk(&other, n, n);
+	if (renumber)
+		reframe(n, n);
+}
+
+/* The snapshot's first page says n pages (and n pages of bytes). */
+static void
+set_first_pages(uint64_t n)
+{
+	uint8_t *page = img.data + img.chunk_off[0] + CHUNK_FRAME_SIZE;
+
+	/* Stored as it is only when no filter changed the pages. */
+	if (get32(img.data + img.chunk_off[0] + 16) !=
+	    get32(img.data + img.chunk_off[0] + 20))
+		die("chunk 0 is not stored as it is (filters?)");
+	for (int i = 0; i < 8; i++) {
+		page[SWSUSP_OFF_PAGES + i] = (uint8_t)(n >> (8 * i));
+		page[SWSUSP_OFF_SIZE + i] = (uint8_t)((n * 4096) >> (8 * i));
+	}
+	reframe(0, 0);
+}
+
 static void
 set_field(const char *field, const char *value)
 {
@@ -163,7 +278,7 @@ int
 main(int argc, char **argv)
 {
 	if (argc < 3)
-		die("usage: image-tool layout|offset|flip|swap|set FILE ...");
+		die("usage: image-tool layout|offset|flip|swap|set|reorder|duplicate|splice|first-pages FILE ...");
 	load(argv[2]);
 	if (strcmp(argv[1], "layout") == 0) {
 		printf("stream %" PRIu64 " +%" PRIu64 "\nheader %" PRIu64 " +%" PRIu64 "\nchunks %" PRIu64 "\n",
@@ -201,6 +316,20 @@ main(int argc, char **argv)
 		memcpy(tmp + lb + (img.chunk_off[b] - start - la), img.data + start, la);
 		memcpy(img.data + start, tmp, end - start);
 		free(tmp);
+		save(argv[2]);
+	} else if (strcmp(argv[1], "reorder") == 0 && argc == 5) {
+		reorder(strtoull(argv[3], NULL, 0), strtoull(argv[4], NULL, 0));
+		save(argv[2]);
+	} else if (strcmp(argv[1], "duplicate") == 0 && argc == 5) {
+		copy_chunk(&img, strtoull(argv[3], NULL, 0),
+			   strtoull(argv[4], NULL, 0));
+		reframe(strtoull(argv[4], NULL, 0), strtoull(argv[4], NULL, 0));
+		save(argv[2]);
+	} else if (strcmp(argv[1], "splice") == 0 && (argc == 5 || argc == 6)) {
+		splice_from(argv[3], strtoull(argv[4], NULL, 0), argc == 6);
+		save(argv[2]);
+	} else if (strcmp(argv[1], "first-pages") == 0 && argc == 4) {
+		set_first_pages(strtoull(argv[3], NULL, 0));
 		save(argv[2]);
 	} else if (strcmp(argv[1], "set") == 0 && argc == 5) {
 		set_field(argv[3], argv[4]);

@@ -367,7 +367,8 @@ START_TEST(encode_rejects_out_of_range)
 {
 	struct image_header h;
 
-	make_header(&h, false); h.format_version = 2; assert_encode_einval(&h);
+	make_header(&h, false); h.format_version = IMAGE_FORMAT_VERSION + 1; assert_encode_einval(&h);
+	make_header(&h, false); h.format_version = IMAGE_FORMAT_VERSION - 1; assert_encode_einval(&h);
 	make_header(&h, false); h.format_version = 0; assert_encode_einval(&h);
 	make_header(&h, false); h.flags = 0x2; assert_encode_einval(&h);
 	make_header(&h, false); h.page_size = 8192 + 4096; assert_encode_einval(&h);
@@ -504,7 +505,13 @@ START_TEST(parse_newer_version)
 			 -EPROTONOSUPPORT);
 	ck_assert_ptr_nonnull(strstr(err, "format_version"));
 	ck_assert_ptr_nonnull(strstr(err, "offset 8"));
-	ck_assert_ptr_nonnull(strstr(err, "format 2"));
+	ck_assert_ptr_nonnull(strstr(err, "format 3"));
+	/* Format 1 frames were not bound to their image: refused as an
+	 * older torpor's, not misread. */
+	put32(buf + D_VERSION, 1);
+	ck_assert_int_eq(image_header_parse(buf, len, &h, err, sizeof(err)),
+			 -EPROTONOSUPPORT);
+	ck_assert_ptr_nonnull(strstr(err, "format 1 of an older torpor"));
 	free(buf);
 }
 END_TEST
@@ -1041,7 +1048,7 @@ START_TEST(frame_round_trip)
 	ck_assert_uint_eq(get32(out + F_CRC), crc32c(0, out, F_CRC));
 
 	memset(&f, 0, sizeof(f));
-	ck_assert_int_eq(chunk_frame_parse(out, 131072, 4321, &f, err, sizeof(err)), 0);
+	ck_assert_int_eq(chunk_frame_parse(out, 0, 131072, 4321, &f, err, sizeof(err)), 0);
 	ck_assert_uint_eq(f.sequence, sample_frame.sequence);
 	ck_assert_uint_eq(f.flags, sample_frame.flags);
 	ck_assert_uint_eq(f.raw_len, sample_frame.raw_len);
@@ -1052,7 +1059,7 @@ START_TEST(frame_round_trip)
 	f.raw_len = 1;
 	f.flags = 0;
 	chunk_frame_encode(&f, out);
-	ck_assert_int_eq(chunk_frame_parse(out, 131072, 4321, &f, err, sizeof(err)), 0);
+	ck_assert_int_eq(chunk_frame_parse(out, 0, 131072, 4321, &f, err, sizeof(err)), 0);
 	ck_assert_uint_eq(f.raw_len, 1);
 }
 END_TEST
@@ -1065,7 +1072,7 @@ frame_refused(const uint8_t *in, uint32_t max_raw, uint32_t max_stored,
 	char err[160], where[32];
 
 	memset(&f, 0x5a, sizeof(f));
-	ck_assert_int_eq(chunk_frame_parse(in, max_raw, max_stored, &f, err,
+	ck_assert_int_eq(chunk_frame_parse(in, 0, max_raw, max_stored, &f, err,
 					   sizeof(err)), -EBADMSG);
 	ck_assert_msg(strstr(err, field), "'%s' does not name '%s'", err, field);
 	snprintf(where, sizeof(where), "offset %d", offset);
@@ -1111,6 +1118,30 @@ START_TEST(frame_rejections)
 }
 END_TEST
 
+/* A frame is bound to its image: under another image's seed it is
+ * refused, and the seed does not change the frame's bytes but its CRC. */
+START_TEST(frame_bound_to_image)
+{
+	static const uint8_t uuid_a[16] = { 1, 2, 3 }, uuid_b[16] = { 1, 2, 4 };
+	struct chunk_frame f = sample_frame, g;
+	uint8_t out[CHUNK_FRAME_SIZE];
+	char err[160];
+
+	f.seed = chunk_crc_seed(uuid_a);
+	ck_assert_uint_eq(f.seed, crc32c(0, uuid_a, 16));
+	chunk_frame_encode(&f, out);
+	ck_assert_uint_eq(get32(out + F_CRC), crc32c(f.seed, out, F_CRC));
+	ck_assert_int_eq(chunk_frame_parse(out, f.seed, 131072, 8192, &g, err,
+					   sizeof(err)), 0);
+	ck_assert_uint_eq(g.seed, f.seed);
+	ck_assert_int_eq(chunk_frame_parse(out, chunk_crc_seed(uuid_b), 131072,
+					   8192, &g, err, sizeof(err)), -EBADMSG);
+	ck_assert_ptr_nonnull(strstr(err, "another image"));
+	ck_assert_int_eq(chunk_frame_parse(out, 0, 131072, 8192, &g, err,
+					   sizeof(err)), -EBADMSG);
+}
+END_TEST
+
 START_TEST(frame_every_bit_flip)
 {
 	struct chunk_frame f;
@@ -1121,7 +1152,7 @@ START_TEST(frame_every_bit_flip)
 	for (int i = 0; i < CHUNK_FRAME_SIZE; i++)
 		for (int bit = 0; bit < 8; bit++) {
 			out[i] ^= (uint8_t)(1u << bit);
-			ck_assert_msg(chunk_frame_parse(out, UINT32_MAX, UINT32_MAX,
+			ck_assert_msg(chunk_frame_parse(out, 0, UINT32_MAX, UINT32_MAX,
 							&f, err, sizeof(err)) == -EBADMSG,
 				      "frame bit %d of byte %d", bit, i);
 			out[i] ^= (uint8_t)(1u << bit);
@@ -1196,6 +1227,7 @@ image_format_suite(void)
 	tcase_add_test(tc, frame_round_trip);
 	tcase_add_test(tc, frame_rejections);
 	tcase_add_test(tc, frame_every_bit_flip);
+	tcase_add_test(tc, frame_bound_to_image);
 	suite_add_tcase(s, tc);
 
 	return s;

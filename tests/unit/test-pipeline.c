@@ -635,11 +635,21 @@ START_TEST(test_image_is_never_restored)
 	ck_assert_uint_eq(len, mw.header_len);
 	image_header_clear(&h);
 
-	ck_assert_int_eq(resume(40, 2, RESUME_VERIFY, NULL), 0);
+	/* verify applies resume's rules: not resumable, and so refused. */
+	ck_assert_int_eq(resume(40, 2, RESUME_VERIFY, &why), EXIT_REFUSED);
+	ck_assert_int_eq(why, REFUSAL_CORRUPT);
 	ck_assert_int_eq(resume(40, 2, RESUME_RESTORE, &why), EXIT_REFUSED);
 	ck_assert_int_eq(why, REFUSAL_CORRUPT);
 }
 END_TEST
+
+/* The frames' CRC seed: the UUID is at offset 20 of the header. */
+static uint32_t
+image_seed(void)
+{
+	ck_assert_uint_ge(mw.header_len, 36);
+	return chunk_crc_seed(mw.header + 20);
+}
 
 /* The stream offset of chunk n's frame in the writer's image. */
 static uint64_t
@@ -651,8 +661,9 @@ frame_offset(uint64_t n)
 
 	for (i = 0; i < n; i++) {
 		ck_assert_uint_lt(off + CHUNK_FRAME_SIZE, mw.len);
-		ck_assert_int_eq(chunk_frame_parse(mw.stream + off, 1u << 30,
-						   1u << 30, &f, err, sizeof(err)), 0);
+		ck_assert_int_eq(chunk_frame_parse(mw.stream + off, image_seed(),
+						   1u << 30, 1u << 30, &f, err,
+						   sizeof(err)), 0);
 		off += CHUNK_FRAME_SIZE + f.stored_len;
 	}
 	return off;
@@ -667,10 +678,11 @@ break_trailer(uint64_t n)
 	struct chunk_frame f;
 	char err[160];
 
-	ck_assert_int_eq(chunk_frame_parse(mw.stream + off, 1u << 30,
-					   1u << 30, &f, err, sizeof(err)), 0);
+	ck_assert_int_eq(chunk_frame_parse(mw.stream + off, image_seed(),
+					   1u << 30, 1u << 30, &f, err,
+					   sizeof(err)), 0);
 	mw.stream[off + CHUNK_FRAME_SIZE + f.stored_len - 1] ^= 0xff;
-	f.stored_crc = crc32c(0, mw.stream + off + CHUNK_FRAME_SIZE,
+	f.stored_crc = crc32c(f.seed, mw.stream + off + CHUNK_FRAME_SIZE,
 			      f.stored_len);
 	chunk_frame_encode(&f, mw.stream + off);
 }
