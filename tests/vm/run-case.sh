@@ -70,6 +70,7 @@ noresume) append2=noresume expect=noresume ;;
 swap-lz4) writer=swap filters="lz4 checksum" ;;
 corrupt-swap) writer=swap filters="lz4 checksum" flip=1 expect=refused ;;
 swap-crypt) writer=swap filters="zlib crypt" ;;
+power-cut) writer=swap filters="lz4 checksum" expect=cuts ;;
 *) echo "run-case: unknown case '$case_name'" >&2; exit 1 ;;
 esac
 
@@ -275,6 +276,15 @@ on_exit() {
 	[ "${TORPOR_VM_KEEP_DISK:-0}" = 1 ] || rm -f "$disk"
 }
 trap on_exit EXIT
+
+# The power cuts have their own loop of boots (tests/vm/power-cut.sh).
+if [ "$expect" = cuts ]; then
+	. "$here/power-cut.sh"
+	power_cuts
+	[ "$failures" = 0 ] || exit 1
+	note "passed"
+	exit 0
+fi
 
 # --- Boot 1: the marker, then hibernation ---------------------------------
 boot 1 "$MEM" 50 ""

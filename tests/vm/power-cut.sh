@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The power-cut case of the VM suite (sourced by run-case.sh, which sets the
+# disk, the kernel, the initramfs and the helpers boot, has, field, fail).
+#
+# One disk image, one swap partition.  Each cut: boot the guest, start the
+# marker and `torpor hibernate --direct`, and kill QEMU (SIGKILL: the power
+# goes, nothing is flushed by the guest) a random time after the guest says
+# "VM: hibernate start"; then a check boot.  The check boot must never
+# resume a partial image: either the image was complete (QEMU had already
+# powered off, or the cut came after the commit) and the marker of the cut
+# boot comes back with its token, or torpor-resume finds no image, the
+# boot goes on, the swap signature is SWAPSPACE2 and swapon works.  The
+# next cut boot keeps that swap area (no mkswap) and must hibernate again.
+# A last uncut cycle shows that hibernation still works afterwards.
+#
+# The delays come from a seed printed in the log: TORPOR_VM_SEED=N
+# replays a run, TORPOR_VM_CUTS=N sets the number of cuts (default 12).
+
+# The guest's hibernation (freeze to power-off) takes about 2 s under TCG
+# here; the cuts spread over a little more than that.
+CUT_SPREAD_MS=2600
+
+# boot_cut N DELAY_MS|none MKSWAP: a hibernating boot, cut DELAY_MS after
+# "VM: hibernate start" (none: let it power off).  Sets cut_state to "cut"
+# or "exited" (QEMU had ended by itself before the cut).
+boot_cut() {
+	local n=$1 delay=$2 mk=$3 log=$logdir/bootcut$1.log start pipe qpid i
+	local pidfile=$logdir/qemu.pid limit=$((60 * scale))
+	local append="console=ttyS0 quiet loglevel=5 panic=-1 oops=panic"
+	append="$append torpor.case=$case_name torpor.boot=1 resume=$dev"
+	append="$append torpor.swap=$dev torpor.mkswap=$mk torpor.verbose=1"
+	rm -f "$pidfile"
+	start=${EPOCHREALTIME/./}
+	( timeout -k 5 "$limit" qemu-system-x86_64 \
+		-machine pc,accel=tcg -cpu qemu64 -m "$MEM" -smp 1 \
+		-nodefaults -no-reboot -display none -monitor none \
+		-serial stdio -net none -pidfile "$pidfile" \
+		-kernel "$kernel" -initrd "$initrd" -append "$append" \
+		-drive "file=$disk,if=virtio,format=raw" \
+		</dev/null 2>&1 | stamp_lines "$start" >"$log" ) &
+	pipe=$!
+	cut_state=exited
+	i=0
+	while ! grep -q 'VM: hibernate start' "$log" 2>/dev/null; do
+		kill -0 "$pipe" 2>/dev/null || break
+		[ "$i" -lt $((limit * 10)) ] || break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if ! grep -q 'VM: hibernate start' "$log"; then
+		fail "cut $n: the guest did not start hibernating: $(grep -h '^[0-9.]* VM:' "$log" | tail -n 3)"
+	elif [ "$delay" != none ]; then
+		sleep "$((delay / 1000)).$(printf '%03d' $((delay % 1000)))"
+		qpid=$(cat "$pidfile" 2>/dev/null)
+		if [ -n "$qpid" ] && kill -KILL "$qpid" 2>/dev/null; then
+			cut_state=cut
+		fi
+	fi
+	wait "$pipe"
+	grep -qE 'Kernel panic|BUG:|Oops|WARNING: ' "$log" &&
+		fail "cut $n: kernel trouble: $(grep -m1 -E -A3 'Kernel panic|BUG:|Oops|WARNING: ' "$log")"
+	return 0
+}
+
+# check_boot N: the boot after cut N (see the top of this file).  Sets
+# check_result to "resumed" or "fresh".
+check_boot() {
+	local n=$1 b=check$1 token r
+	token=$(grep -E -m1 '^[0-9.]+ MARKER pid=' "$logdir/bootcut$n.log" |
+		tr ' ' '\n' | sed -n 's/^token=//p')
+	boot "$b" "$MEM" 40 ""
+	if has "$b" 'MARKER-AFTER'; then
+		check_result=resumed
+		[ -n "$token" ] && has "$b" "MARKER-AFTER .*token=$token " ||
+			fail "check $n: resumed a marker that is not the cut boot's (token $token)"
+		has "$b" 'VM: hibernate exit 0' ||
+			fail "check $n: the resumed hibernate did not exit 0"
+		[ "$cut_state" = cut ] ||
+			note "cut $n: the hibernation had completed; its image was resumed"
+	else
+		check_result=fresh
+		[ "$cut_state" = cut ] ||
+			fail "check $n: the hibernation completed (QEMU powered off) but its image was not resumed"
+		r=$(torpor_resume_rc "$b")
+		[ "$r" = 0 ] ||
+			fail "check $n: torpor-resume exit '$r' after a cut, wanted 0 (no image): $(grep -h 'torpor-resume' "$logdir/boot$b.log" | head -n 3)"
+		has "$b" 'VM: no image, normal boot' ||
+			fail "check $n: no normal boot after the cut"
+	fi
+	has "$b" "VM: swap signature 'SWAPSPACE2'" ||
+		fail "check $n: the swap signature is not SWAPSPACE2 after the cut"
+	has "$b" 'VM: swapon .* ok' || [ "$check_result" = resumed ] ||
+		fail "check $n: swapon failed after the cut"
+	return 0
+}
+
+# last_words N: the last line torpor printed in cut boot N (a progress
+# line says how far the stream had got).
+last_words() {
+	grep -E '^[0-9.]+ (torpor|hibernate|VM: hibernate)' "$logdir/bootcut$1.log" |
+		tail -n 1 | cut -d' ' -f2-
+}
+
+power_cuts() {
+	local seed=${TORPOR_VM_SEED:-$(( $(date +%s) % 32768 ))}
+	local cuts=${TORPOR_VM_CUTS:-12} n delay mk=1 resumed=0 fresh=0
+	note "power cuts: seed=$seed cuts=$cuts (replay: TORPOR_VM_SEED=$seed)"
+	RANDOM=$seed
+	for ((n = 1; n <= cuts + 1; n++)); do
+		delay=$((RANDOM % CUT_SPREAD_MS))
+		# The last round is not cut: hibernation still works.
+		[ "$n" -gt "$cuts" ] && delay=none
+		boot_cut "$n" "$delay" "$mk"
+		mk=0
+		note "cut $n: ${delay} ms after 'hibernate start': $cut_state; last line: $(last_words "$n"); disk: $(disk_state)"
+		check_boot "$n"
+		note "cut $n: check boot: $check_result"
+		if [ "$n" -le "$cuts" ]; then
+			case $check_result in
+			resumed) resumed=$((resumed + 1)) ;;
+			fresh) fresh=$((fresh + 1)) ;;
+			esac
+		elif [ "$check_result" != resumed ]; then
+			fail "the uncut hibernation after the cuts did not resume"
+		fi
+		[ "$failures" = 0 ] || break
+	done
+	note "power cuts: $cuts cuts, $fresh left no image (fresh boot), $resumed left a complete image that resumed"
+	echo "VM-TIMING $case_name cuts $cuts fresh $fresh resumed $resumed seed $seed" |
+		tee "$logdir/timing.txt"
+}
