@@ -71,6 +71,8 @@ swap-lz4) writer=swap filters="lz4 checksum" ;;
 corrupt-swap) writer=swap filters="lz4 checksum" flip=1 expect=refused ;;
 swap-crypt) writer=swap filters="zlib crypt" ;;
 power-cut) writer=swap filters="lz4 checksum" expect=cuts ;;
+kill-thaw) test_mode=1 expect=kills ;;
+lockdown) expect=lockdown ;;
 *) echo "run-case: unknown case '$case_name'" >&2; exit 1 ;;
 esac
 
@@ -103,6 +105,9 @@ if [ "$writer" = swap ]; then
 	dev=/dev/vda1
 	part_offset=$((2048 * 512))
 fi
+
+# kill-thaw writes its image into a file in the guest's /run.
+[ "$expect" = kills ] && dev=/run/torpor-image
 
 # The plugins this case names must be in the build: a missing one fails.
 if [ "$writer" != kernel ]; then
@@ -277,10 +282,17 @@ on_exit() {
 }
 trap on_exit EXIT
 
-# The power cuts have their own loop of boots (tests/vm/power-cut.sh).
-if [ "$expect" = cuts ]; then
+# The power cuts have their own loop of boots (tests/vm/power-cut.sh), the
+# kills and the lockdown one boot each (kill-thaw.sh, lockdown.sh).
+if [ "$expect" = cuts ] || [ "$expect" = kills ] || [ "$expect" = lockdown ]; then
 	. "$here/power-cut.sh"
-	power_cuts
+	. "$here/kill-thaw.sh"
+	. "$here/lockdown.sh"
+	case $expect in
+	cuts) power_cuts ;;
+	kills) kill_thaw ;;
+	lockdown) lockdown_case ;;
+	esac
 	[ "$failures" = 0 ] || exit 1
 	note "passed"
 	exit 0
