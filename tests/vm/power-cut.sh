@@ -4,9 +4,10 @@
 # disk, the kernel, the initramfs and the helpers boot, has, field, fail).
 #
 # One disk image, one swap partition.  Each cut: boot the guest, start the
-# marker and `torpor hibernate --direct`, and kill QEMU (SIGKILL: the power
-# goes, nothing is flushed by the guest) a random time after the guest says
-# "VM: hibernate start"; then a check boot.  The check boot must never
+# marker and `torpor hibernate --direct -v`, and kill QEMU (SIGKILL: the
+# power goes, nothing is flushed by the guest) at a random point: a random
+# tenth of the image's stream (from torpor's progress lines) plus a random
+# delay, or a random delay after "VM: hibernate start"; then a check boot.  The check boot must never
 # resume a partial image: either the image was complete (QEMU had already
 # powered off, or the cut came after the commit) and the marker of the cut
 # boot comes back with its token, or torpor-resume finds no image, the
@@ -14,22 +15,28 @@
 # next cut boot keeps that swap area (no mkswap) and must hibernate again.
 # A last uncut cycle shows that hibernation still works afterwards.
 #
-# The delays come from a seed printed in the log: TORPOR_VM_SEED=N
+# The cut points come from a seed printed in the log: TORPOR_VM_SEED=N
 # replays a run, TORPOR_VM_CUTS=N sets the number of cuts (default 12).
 
-# The guest's hibernation (freeze to power-off) takes about 2 s under TCG
-# here; the cuts spread over a little more than that.
-CUT_SPREAD_MS=2600
-
-# boot_cut N DELAY_MS|none MKSWAP: a hibernating boot, cut DELAY_MS after
-# "VM: hibernate start" (none: let it power off).  Sets cut_state to "cut"
-# or "exited" (QEMU had ended by itself before the cut).
+# boot_cut N TENTH EXTRA_MS MKSWAP: a hibernating boot (torpor -v prints a
+# progress line per tenth of the stream), cut EXTRA_MS after the line for
+# TENTH tenths (1..10: "hibernate: 10%" .. "hibernate: 100%", the last one
+# just before the commit), or after "VM: hibernate start" for 0 (around
+# the freeze and the snapshot), or not at all for "none".  The guest
+# writes to the serial port as it goes, so the host sees the lines in
+# time.  Sets cut_state to "cut" or "exited" (QEMU had ended by itself).
 boot_cut() {
-	local n=$1 delay=$2 mk=$3 log=$logdir/bootcut$1.log start pipe qpid i
-	local pidfile=$logdir/qemu.pid limit=$((60 * scale))
+	local n=$1 tenth=$2 extra=$3 mk=$4 log=$logdir/bootcut$1.log
+	local start pipe qpid i trigger pidfile=$logdir/qemu.pid
+	local limit=$((90 * scale))
 	local append="console=ttyS0 quiet loglevel=5 panic=-1 oops=panic"
 	append="$append torpor.case=$case_name torpor.boot=1 resume=$dev"
 	append="$append torpor.swap=$dev torpor.mkswap=$mk torpor.verbose=1"
+	case $tenth in
+	0) trigger='VM: hibernate start' ;;
+	none) trigger= ;;
+	*) trigger="hibernate: ${tenth}0% " ;;
+	esac
 	rm -f "$pidfile"
 	start=${EPOCHREALTIME/./}
 	( timeout -k 5 "$limit" qemu-system-x86_64 \
@@ -41,23 +48,25 @@ boot_cut() {
 		</dev/null 2>&1 | stamp_lines "$start" >"$log" ) &
 	pipe=$!
 	cut_state=exited
-	i=0
-	while ! grep -q 'VM: hibernate start' "$log" 2>/dev/null; do
-		kill -0 "$pipe" 2>/dev/null || break
-		[ "$i" -lt $((limit * 10)) ] || break
-		sleep 0.1
-		i=$((i + 1))
-	done
-	if ! grep -q 'VM: hibernate start' "$log"; then
-		fail "cut $n: the guest did not start hibernating: $(grep -h '^[0-9.]* VM:' "$log" | tail -n 3)"
-	elif [ "$delay" != none ]; then
-		sleep "$((delay / 1000)).$(printf '%03d' $((delay % 1000)))"
-		qpid=$(cat "$pidfile" 2>/dev/null)
-		if [ -n "$qpid" ] && kill -KILL "$qpid" 2>/dev/null; then
-			cut_state=cut
+	if [ -n "$trigger" ]; then
+		i=0
+		while ! grep -qF -- "$trigger" "$log" 2>/dev/null; do
+			kill -0 "$pipe" 2>/dev/null || break
+			[ "$i" -lt $((limit * 20)) ] || break
+			sleep 0.05
+			i=$((i + 1))
+		done
+		if grep -qF -- "$trigger" "$log"; then
+			sleep "$((extra / 1000)).$(printf '%03d' $((extra % 1000)))"
+			qpid=$(cat "$pidfile" 2>/dev/null)
+			if [ -n "$qpid" ] && kill -KILL "$qpid" 2>/dev/null; then
+				cut_state=cut
+			fi
 		fi
 	fi
 	wait "$pipe"
+	grep -q 'VM: hibernate start' "$log" ||
+		fail "cut $n: the guest did not start hibernating: $(grep -h '^[0-9.]* VM:' "$log" | tail -n 3)"
 	grep -qE 'Kernel panic|BUG:|Oops|WARNING: ' "$log" &&
 		fail "cut $n: kernel trouble: $(grep -m1 -E -A3 'Kernel panic|BUG:|Oops|WARNING: ' "$log")"
 	return 0
@@ -104,16 +113,25 @@ last_words() {
 
 power_cuts() {
 	local seed=${TORPOR_VM_SEED:-$(( $(date +%s) % 32768 ))}
-	local cuts=${TORPOR_VM_CUTS:-12} n delay mk=1 resumed=0 fresh=0
+	local cuts=${TORPOR_VM_CUTS:-12} n tenth extra at mk=1 resumed=0 fresh=0
 	note "power cuts: seed=$seed cuts=$cuts (replay: TORPOR_VM_SEED=$seed)"
 	RANDOM=$seed
 	for ((n = 1; n <= cuts + 1; n++)); do
-		delay=$((RANDOM % CUT_SPREAD_MS))
+		# Where: a tenth of the stream (0: before it), and up to
+		# 300 ms more (2 s around the freeze).
+		tenth=$((RANDOM % 11))
+		extra=$((RANDOM % 300))
+		[ "$tenth" = 0 ] && extra=$((RANDOM % 2000))
 		# The last round is not cut: hibernation still works.
-		[ "$n" -gt "$cuts" ] && delay=none
-		boot_cut "$n" "$delay" "$mk"
+		[ "$n" -gt "$cuts" ] && tenth=none
+		boot_cut "$n" "$tenth" "$extra" "$mk"
 		mk=0
-		note "cut $n: ${delay} ms after 'hibernate start': $cut_state; last line: $(last_words "$n"); disk: $(disk_state)"
+		case $tenth in
+		0) at="'hibernate start'" ;;
+		none) at="nothing (no cut)" ;;
+		*) at="the ${tenth}0% line" ;;
+		esac
+		note "cut $n: $extra ms after $at: $cut_state; last line: $(last_words "$n"); disk: $(disk_state)"
 		check_boot "$n"
 		note "cut $n: check boot: $check_result"
 		if [ "$n" -le "$cuts" ]; then

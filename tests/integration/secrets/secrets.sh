@@ -8,6 +8,9 @@
 #                memory: none may be found.  A control run (sed reading
 #                the passphrase file) must be caught, or the scan proves
 #                nothing.
+#   unprivileged a user who is not root cannot hibernate the machine:
+#                `torpor hibernate` on /dev/snapshot stops at the device
+#                (root only) with a message, before any hook or write.
 #   plaintext    with crypt in the chain, no page of the memory image
 #                reaches the disk in clear: text taken from the image
 #                written without filters (where it must be present) is
@@ -91,6 +94,38 @@ scan)
 	scanned "resume (keyfile)" scan_env "$KEY" \
 		"$TORPOR_RESUME" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" --cmdline /dev/null
 	expect_out '^resume: [0-9]+ pages restored and verified' "resume (keyfile)"
+	;;
+unprivileged)
+	[ "$(id -u)" = 0 ] || { echo "SKIP: needs root to become another user"; exit 77; }
+	command -v setpriv >/dev/null || { echo "SKIP: setpriv is missing"; exit 77; }
+	as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	# Only ever run torpor as that user, never as root here.
+	[ "$(as_nobody id -u)" = 65534 ] || { echo "FAIL: setpriv did not drop to uid 65534"; exit 1; }
+	chmod 0755 "$WORK"
+	# The snapshot device's node as the kernel makes it (10:231, root
+	# 0600), where this host may have none: the permission check is the
+	# node's, whatever driver is behind it.
+	snap=/dev/snapshot
+	if [ ! -e "$snap" ]; then
+		snap=$WORK/snapshot
+		mknod -m 0600 "$snap" c 10 231 || fail "mknod"
+	fi
+	{
+		echo "[torpor]"
+		echo "snapshot = $snap"
+		echo "filters ="
+		echo "writer = raw"
+		echo "[raw]"
+		echo "device = $WORK/never-written"
+	} >"$CONF"
+	chmod 0644 "$CONF"
+	t_run user as_nobody "$TORPOR" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" \
+		hibernate --direct --test
+	[ "$rc" -ne 0 ] || fail "an unprivileged user's hibernate exited 0"
+	expect_err "cannot open $snap: .*needs root" "the refusal says why"
+	[ -e "$WORK/never-written" ] && fail "the unprivileged hibernate created the image file"
+	grep -q 'sleep-hooks: ran' "$ERR" && fail "the unprivileged hibernate ran the sleep hooks"
+	echo "refused: $(grep -m1 'cannot open' "$ERR")"
 	;;
 plaintext)
 	"$TORPOR" keygen --keyfile --output "$KEYS" >/dev/null || fail "keygen --keyfile"
