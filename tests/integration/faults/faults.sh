@@ -259,10 +259,14 @@ dm)
 	t_run torpor hibernate --direct
 	aborted "dm error target" "writer 'swap' $io_error"
 	no_image "dm error target"
-	swap_intact "$LOOP" "dm error target"
-	# The whole device mapped again: the next cycle works.
-	printf '0 %d linear %s 0\n' "$sectors" "$LOOP" | dmsetup reload "$name" &&
-		dmsetup resume "$name" || fail "dmsetup reload"
+	# The whole device mapped again (the loop device is dm's now: swapon
+	# goes through dm): the swap area and the next cycle work.
+	if printf '0 %d linear %s 0\n' "$sectors" "$LOOP" | dmsetup reload "$name"; then
+		dmsetup resume "$name" || fail "dmsetup resume"
+	else
+		fail "dmsetup reload"
+	fi
+	swap_intact "$dm" "dm error target"
 	next_works "dm error target"
 	;;
 *)
