@@ -19,7 +19,7 @@
 . "$(dirname "$0")/../writers/lib.sh"
 CASE=${2:?usage: $0 BUILD_DIR CASE}
 INJECT=${FAULT_INJECT:-$BUILD/tests/integration/fault-inject.so}
-TEST_PLUGINS=${TEST_PLUGINDIR:-$BUILD/tests/unit/plugins}
+INIT_FAILS=${INIT_FAILS_PLUGIN:-$BUILD/tests/integration/init-fails.so}
 [ -e "$INJECT" ] || { echo "FAIL: $INJECT is not built"; exit 1; }
 [ -e "$PLUGINS/raw.so" ] || { echo "SKIP: the raw writer is not built"; exit 77; }
 # An ASan build wants its runtime first; the preload comes before it.
@@ -166,10 +166,9 @@ full)
 	;;
 init-fails)
 	# A filter whose initialise() fails: nothing is written.
-	[ -e "$TEST_PLUGINS/init-fails.so" ] ||
-		{ echo "FAIL: $TEST_PLUGINS/init-fails.so is not built"; exit 1; }
+	[ -e "$INIT_FAILS" ] || { echo "FAIL: $INIT_FAILS is not built"; exit 1; }
 	mkdir -m 0755 "$WORK/plugins"
-	cp "$PLUGINS"/*.so "$TEST_PLUGINS/init-fails.so" "$WORK/plugins/"
+	cp "$PLUGINS"/*.so "$INIT_FAILS" "$WORK/plugins/"
 	swap_dev
 	page0=$(dd if="$LOOP" bs=4096 count=1 status=none | sha256sum)
 	write_config swap "device = $LOOP"
