@@ -29,7 +29,7 @@ boot_cut() {
 	local n=$1 tenth=$2 extra=$3 mk=$4 log=$logdir/bootcut$1.log
 	local start pipe qpid i trigger pidfile=$logdir/qemu.pid
 	local limit=$((90 * scale))
-	local append="console=ttyS0 quiet loglevel=5 panic=-1 oops=panic"
+	local append="console=ttyS0 quiet loglevel=5 panic=-1 oops=panic no_timer_check"
 	append="$append torpor.case=$case_name torpor.boot=1 resume=$dev"
 	append="$append torpor.swap=$dev torpor.mkswap=$mk torpor.verbose=1"
 	case $tenth in
