@@ -270,6 +270,10 @@ direct_progress(void *ctx, const struct stream_progress *p)
 
 	progress_figures(p, dv->stream_t0, session_now(), &f);
 	view_progress(&dv->v, "write", &f);
+	/* -v off a tty: a line per tenth of the stream as well (the VM
+	 * suite's power cuts aim at them). */
+	if (arg_verbose && !dv->v.tty)
+		session_print_progress(NULL, p);
 }
 
 static int

@@ -73,6 +73,9 @@ corrupt-swap) writer=swap filters="lz4 checksum" flip=1 expect=refused ;;
 swap-crypt) writer=swap filters="zlib crypt" ;;
 # The kernel's own hibernation against torpor's chains: tests/vm/perf.sh.
 perf) writer=swap filters="lz4 lzo" ;;
+power-cut) writer=swap filters="lz4 checksum" expect=cuts ;;
+kill-thaw) filters="zlib checksum" test_mode=1 expect=kills ;;
+lockdown) expect=lockdown ;;
 *) echo "run-case: unknown case '$case_name'" >&2; exit 1 ;;
 esac
 
@@ -227,9 +230,13 @@ boot() {
 	grep -qE 'Kernel panic|BUG:|Oops' "$log" && fail "boot $n: kernel panic or oops"
 	# A distribution's crash reporter files every WARNING as a kernel bug
 	# (thaw_processes warns when a thread that the freezer created is
-	# still there at the thaw).
-	grep -qE 'WARNING: ' "$log" &&
-		fail "boot $n: kernel WARNING: $(grep -m1 -A3 'WARNING: ' "$log")"
+	# still there at the thaw).  A case may name one it provokes on
+	# purpose in warn_ok (kill-thaw: the kernel's own thaw after a kill).
+	local warnings
+	warnings=$(grep -E 'WARNING: ' "$log")
+	[ -n "${warn_ok:-}" ] && warnings=$(grep -vE -- "$warn_ok" <<<"$warnings")
+	[ -n "$warnings" ] &&
+		fail "boot $n: kernel WARNING: $(grep -m1 -A3 -F -- "$(head -n1 <<<"$warnings")" "$log")"
 	return 0
 }
 
@@ -300,6 +307,21 @@ trap on_exit EXIT
 if [ "$case_name" = perf ]; then
 	. "$here/perf.sh"
 	exit 1
+fi
+# The power cuts have their own loop of boots (tests/vm/power-cut.sh), the
+# kills and the lockdown one boot each (kill-thaw.sh, lockdown.sh).
+if [ "$expect" = cuts ] || [ "$expect" = kills ] || [ "$expect" = lockdown ]; then
+	. "$here/power-cut.sh"
+	. "$here/kill-thaw.sh"
+	. "$here/lockdown.sh"
+	case $expect in
+	cuts) power_cuts ;;
+	kills) kill_thaw ;;
+	lockdown) lockdown_case ;;
+	esac
+	[ "$failures" = 0 ] || exit 1
+	note "passed"
+	exit 0
 fi
 
 # --- Boot 1: the marker, then hibernation ---------------------------------
