@@ -33,6 +33,7 @@ static const char *arg_plugin_dir;
 static const char *arg_passphrase_file;
 static bool arg_direct;
 static bool arg_test;
+static bool arg_force;
 static bool arg_json;
 static bool arg_verbose;
 
@@ -56,7 +57,7 @@ static int cmd_file_setup(int argc, char **argv);
 static int cmd_bench(int argc, char **argv);
 
 static const struct command commands[] = {
-	{ "hibernate", "[--direct] [--test]", "write the memory image and power off", cmd_hibernate, false },
+	{ "hibernate", "[--direct] [--test] [--force]", "write the memory image and power off", cmd_hibernate, false },
 	{ "status", "[--json]", "show whether hibernation is possible and where the image goes", cmd_status, false },
 	{ "plugins", "[--json]", "list the plugins found in the plugin directory", cmd_plugins, false },
 	{ "config", "", "print the effective configuration", cmd_config, false },
@@ -72,6 +73,7 @@ enum {
 	OPT_PASSPHRASE_FILE = 0x100,
 	OPT_DIRECT,
 	OPT_TEST,
+	OPT_FORCE,
 	OPT_JSON,
 };
 
@@ -94,6 +96,7 @@ static const struct cli_option cli_options[] = {
 	  "read the passphrase from FILE", false },
 	{ "direct", OPT_DIRECT, NULL, NULL, false },
 	{ "test", OPT_TEST, NULL, NULL, false },
+	{ "force", OPT_FORCE, NULL, NULL, false },
 	{ "json", OPT_JSON, NULL, NULL, false },
 	{ "verbose", 'v', NULL, "say more (repeat for debug)", true },
 	{ "quiet", 'q', NULL, "errors only", true },
@@ -179,6 +182,7 @@ cmd_hibernate(int argc, char **argv)
 {
 	struct cycle_options o = {
 		.test = arg_test,
+		.force = arg_force,
 		/* -v: a line per tenth of the stream on stderr. */
 		.progress = arg_verbose ? session_print_progress : NULL,
 	};
@@ -525,6 +529,9 @@ apply_option(int id, const char *arg)
 	case OPT_TEST:
 		arg_test = true;
 		break;
+	case OPT_FORCE:
+		arg_force = true;
+		break;
 	case OPT_JSON:
 		arg_json = true;
 		break;
@@ -642,8 +649,8 @@ command_to_run(int argc, char **argv)
 		log_error("%s: unexpected argument '%s'", cmd->name, argv[optind + 1]);
 		return NULL;
 	}
-	if ((arg_direct || arg_test) && cmd->run != cmd_hibernate) {
-		log_error("%s: --direct and --test belong to 'hibernate'", cmd->name);
+	if ((arg_direct || arg_test || arg_force) && cmd->run != cmd_hibernate) {
+		log_error("%s: --direct, --test and --force belong to 'hibernate'", cmd->name);
 		return NULL;
 	}
 	return cmd;
