@@ -341,8 +341,10 @@ check_listed(struct check *c)
 	else {
 		log_debug("initramfs %s: %zu entries", c->path, c->l.n_entries);
 		check_resume_program(c);
+		/* Without a copied configuration: the built-in directory. */
+		load_copied_config(c);
 		check_plugins(c);
-		if (load_copied_config(c) >= 0) {
+		if (c->conf) {
 			check_location(c);
 			check_key_files(c);
 		}

@@ -415,6 +415,8 @@ initramfs_list(const char *path, struct initramfs_listing *l,
 	r->fd = fd;
 	r->limit = (uint64_t)st.st_size;
 	r2 = read_archives(r, l);
+	if (r2 == -EFBIG)	/* an entry runs past the end of the file */
+		r2 = -EBADMSG;
 	if (r2 == 1)
 		r2 = read_compressed(r, l, why, why_size);
 	else if (r2 < 0)
