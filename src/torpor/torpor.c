@@ -27,6 +27,7 @@
 
 int torpor_keygen_main(int argc, char **argv);
 int torpor_file_setup_main(int argc, char **argv);
+int torpor_setup_main(int argc, char **argv);
 
 static const char *arg_config;
 static const char *arg_plugin_dir;
@@ -54,6 +55,7 @@ static int cmd_invalidate(int argc, char **argv);
 static int cmd_resume_args(int argc, char **argv);
 static int cmd_keygen(int argc, char **argv);
 static int cmd_file_setup(int argc, char **argv);
+static int cmd_setup(int argc, char **argv);
 static int cmd_bench(int argc, char **argv);
 
 static const struct command commands[] = {
@@ -66,6 +68,7 @@ static const struct command commands[] = {
 	{ "resume-args", "", "print the kernel command line words that locate the image", cmd_resume_args, false },
 	{ "keygen", "[--passphrase-file FILE] [--output DIR] [--force]", "create the key pair of the crypt filter", cmd_keygen, true },
 	{ "file-setup", "", "allocate the image file of the file writer", cmd_file_setup, true },
+	{ "setup", "[--dry-run] [--yes] [--size SIZE]", "make 'systemctl hibernate' work on this machine", cmd_setup, true },
 	{ "bench", "[...]", "measure the chain's throughput against its baselines", cmd_bench, false },
 };
 
@@ -466,6 +469,12 @@ static int
 cmd_file_setup(int argc, char **argv)
 {
 	return torpor_file_setup_main(argc, argv);
+}
+
+static int
+cmd_setup(int argc, char **argv)
+{
+	return torpor_setup_main(argc, argv);
 }
 
 static int
