@@ -44,6 +44,7 @@ struct check {
 	struct torpor_session *s;
 	const struct initramfs_check_options *o;
 	const char *path;		/* the initramfs */
+	const char *release;		/* its kernel's, when auto found it */
 	struct initramfs_listing l;
 	struct initramfs_capture captures[MAX_CAPTURES];
 	struct torpor_config *conf;	/* the initramfs's torpor.conf */
@@ -271,34 +272,38 @@ check_key_files(struct check *c)
 	}
 }
 
-/* The generator's command that rebuilds the initramfs at path. */
-static const char *
-fix_for(const char *path)
+/* The generator's command that rebuilds the initramfs at path, for the
+ * kernel release when auto found it (update-initramfs -u alone rebuilds
+ * the newest kernel's, which may not be the one running). */
+static void
+fix_for(const char *path, const char *release, char *buf, size_t size)
 {
 	char *copy = strdup(path);
 	const char *base = copy ? basename(copy) : "";
-	const char *fix = strncmp(base, "initramfs-", 10) == 0 ? "dracut -f" :
-			  strncmp(base, "initrd.img-", 11) == 0 ? "update-initramfs -u" :
-			  "update-initramfs -u or dracut -f";
 
+	if (strncmp(base, "initramfs-", 10) == 0)
+		snprintf(buf, size, "dracut -f%s%s", release ? " --kver " : "",
+			 release ? release : "");
+	else if (strncmp(base, "initrd.img-", 11) == 0)
+		snprintf(buf, size, "update-initramfs -u%s%s",
+			 release ? " -k " : "", release ? release : "");
+	else
+		snprintf(buf, size, "update-initramfs -u or dracut -f");
 	free(copy);
-	return fix;
 }
 
 /* auto: the running kernel's initramfs of either generator. */
 static int
-find_initramfs(const struct initramfs_check_options *o, char *buf, size_t size)
+find_initramfs(const struct initramfs_check_options *o, char *buf, size_t size,
+	       char *release, size_t release_size)
 {
 	const char *boot = o->boot_dir ? o->boot_dir : "/boot";
-	const char *release = o->release;
 	struct utsname u;
 	int i;
 
-	if (!release) {
-		if (uname(&u) < 0)
-			return -errno;
-		release = u.release;
-	}
+	if (!o->release && uname(&u) < 0)
+		return -errno;
+	snprintf(release, release_size, "%s", o->release ? o->release : u.release);
 	for (i = 0; i < 2; i++) {
 		if (i == 0)	/* initramfs-tools */
 			snprintf(buf, size, "%s/initrd.img-%s", boot, release);
@@ -315,6 +320,8 @@ find_initramfs(const struct initramfs_check_options *o, char *buf, size_t size)
 static int
 verdict(struct check *c)
 {
+	char fix[128];
+
 	if (c->problems == 0) {
 		log_info("initramfs %s holds what a resume needs", c->path);
 		return 0;
@@ -323,8 +330,9 @@ verdict(struct check *c)
 		log_warning("hibernating anyway (--force): the next boot may not resume this image");
 		return 0;
 	}
+	fix_for(c->path, c->release, fix, sizeof(fix));
 	log_error("the next boot could not resume this image: rebuild the initramfs (%s), or hibernate with --force",
-		  fix_for(c->path));
+		  fix);
 	return -ESTALE;
 }
 
@@ -363,7 +371,7 @@ initramfs_check(struct torpor_session *s,
 			  CONFIG_INITRAMFS_AUTO;
 	bool sim = snapshot_spec_kind(s->config->snapshot) == TORPOR_SNAPSHOT_SIM;
 	struct check c = { .s = s, .o = o };
-	char path[PATH_MAX];
+	char path[PATH_MAX], release[sizeof(((struct utsname *)0)->release)];
 
 	if (strcmp(key, CONFIG_INITRAMFS_NONE) == 0)
 		return 0;
@@ -375,7 +383,7 @@ initramfs_check(struct torpor_session *s,
 	 * no boot is involved. */
 	if (sim && !o->required)
 		return 0;
-	if (find_initramfs(o, path, sizeof(path)) < 0) {
+	if (find_initramfs(o, path, sizeof(path), release, sizeof(release)) < 0) {
 		if (o->force) {
 			log_warning("no initramfs found (%s): hibernating anyway (--force)", path);
 			return 0;
@@ -385,5 +393,6 @@ initramfs_check(struct torpor_session *s,
 		return -ESTALE;
 	}
 	c.path = path;
+	c.release = release;
 	return check_listed(&c);
 }

@@ -31,6 +31,7 @@
 #include <sys/statvfs.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,7 +57,8 @@ struct setup {
 	char conf_path[PATH_MAX];	/* the file to write */
 
 	/* what was found */
-	const char *generator[3];	/* argv; [0] an absolute path */
+	const char *generator[5];	/* argv; [0] an absolute path */
+	struct utsname uts;		/* the running kernel's release */
 	char generator_path[PATH_MAX];
 	uint64_t mem_total, need;
 	struct torpor_config *old;	/* the existing file, or defaults */
@@ -204,24 +206,30 @@ check_kernel(const struct setup *st)
 	return 0;
 }
 
-/* update-initramfs (initramfs-tools) first, else dracut. */
+/* update-initramfs (initramfs-tools) first, else dracut; for the running
+ * kernel (the image resumes with no other), where update-initramfs -u
+ * alone would rebuild the newest one's. */
 static int
 find_generator(struct setup *st)
 {
-	static const struct { const char *path, *name, *arg; } gens[] = {
-		{ "/usr/sbin/update-initramfs", "update-initramfs", "-u" },
-		{ "/usr/bin/dracut", "dracut", "-f" },
-		{ "/usr/sbin/dracut", "dracut", "-f" },
+	static const struct { const char *path, *arg, *kernel; } gens[] = {
+		{ "/usr/sbin/update-initramfs", "-u", "-k" },
+		{ "/usr/bin/dracut", "-f", "--kver" },
+		{ "/usr/sbin/dracut", "-f", "--kver" },
 	};
 	size_t i;
 
+	if (uname(&st->uts) < 0)
+		return log_error_errno(-errno, "setup: uname: %m");
 	for (i = 0; i < sizeof(gens) / sizeof(gens[0]); i++) {
 		sys_path(st, gens[i].path, st->generator_path,
 			 sizeof(st->generator_path));
 		if (access(st->generator_path, X_OK) == 0) {
 			st->generator[0] = st->generator_path;
 			st->generator[1] = gens[i].arg;
-			st->generator[2] = NULL;
+			st->generator[2] = gens[i].kernel;
+			st->generator[3] = st->uts.release;
+			st->generator[4] = NULL;
 			return 0;
 		}
 	}
@@ -800,8 +808,9 @@ dry_run(struct setup *st)
 		if (fd >= 0)
 			close(fd);
 	}
-	printf("setup: would run %s %s, check the new initramfs and run 'torpor hibernate --direct --test'\n",
-	       st->generator[0], st->generator[1]);
+	printf("setup: would run %s %s %s %s, check the new initramfs and run 'torpor hibernate --direct --test'\n",
+	       st->generator[0], st->generator[1], st->generator[2],
+	       st->generator[3]);
 	printf("setup: dry run: nothing was changed\n");
 	return 0;
 }
@@ -867,12 +876,12 @@ apply(struct setup *st)
 		return r;
 	if (resume_words(st, st->conf_path) == 0)
 		check_boot_loader(st);
-	printf("setup: rebuilding the initramfs: %s %s\n", st->generator[0],
-	       st->generator[1]);
+	printf("setup: rebuilding the initramfs: %s %s %s %s\n",
+	       st->generator[0], st->generator[1], st->generator[2],
+	       st->generator[3]);
 	r = run_program(st->generator, NULL, 0);
 	if (r != 0) {
-		log_error("setup: %s %s failed (exit status %d)", st->generator[0],
-			  st->generator[1], r);
+		log_error("setup: %s failed (exit status %d)", st->generator[0], r);
 		return -EIO;
 	}
 	r = check_new_initramfs(st);
