@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "elf-needed.h"
 #include "initramfs-check.h"
 #include "initramfs-list.h"
 #include "loader.h"
@@ -193,6 +194,45 @@ check_plugins(struct check *c)
 	}
 }
 
+/* Whether an entry of that file name (in any directory) is there. */
+static bool
+has_file_named(const struct check *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->l.n_entries; i++) {
+		const char *slash = strrchr(c->l.entries[i].name, '/');
+
+		if (strcmp(slash ? slash + 1 : c->l.entries[i].name, name) == 0 &&
+		    !S_ISDIR(c->l.entries[i].mode))
+			return true;
+	}
+	return false;
+}
+
+/* The libraries each plugin of the chain links (its file here says
+ * which): a plugin without them fails to load at resume, and dlopen()'d
+ * modules are where generators miss them. */
+static void
+check_libraries(struct check *c)
+{
+	const struct torpor_config *conf = c->s->config;
+	struct elf_needed *need = malloc(sizeof(*need));
+	size_t i, j;
+
+	for (i = 0; need && i <= conf->n_filters; i++) {
+		const char *name = i < conf->n_filters ? conf->filters[i] : conf->writer;
+		const struct plugin_entry *p = name ? registry_find(&c->s->reg, name) : NULL;
+
+		if (!p || !p->path || elf_needed(p->path, need) < 0)
+			continue;
+		for (j = 0; j < need->n; j++)
+			if (!has_file_named(c, need->names[j]))
+				problem(c, "it has no %s, which plugin '%s' links", need->names[j], name);
+	}
+	free(need);
+}
+
 /* The copied configuration must name the writer and every key of it that
  * this system's names: the image goes there. */
 static void
@@ -352,6 +392,7 @@ check_listed(struct check *c)
 		/* Without a copied configuration: the built-in directory. */
 		load_copied_config(c);
 		check_plugins(c);
+		check_libraries(c);
 		if (c->conf) {
 			check_location(c);
 			check_key_files(c);

@@ -9,7 +9,7 @@
 # with warnings; initramfs = none: nothing checked.
 . "$(dirname "$0")/lib.sh"
 
-for t in cpio gzip zstd; do
+for t in cpio gzip zstd readelf; do
 	command -v "$t" >/dev/null ||
 		{ echo "FAIL: $t is not installed (scripts/install-deps test)"; exit 1; }
 done
@@ -25,6 +25,10 @@ base_config() {	# base_config INITRAMFS [EXTRA...]
 		"initramfs = $initramfs" "$@"
 }
 
+needed_libs() {
+	readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'
+}
+
 # A tree with what the hooks put in an initramfs for $CONF.
 make_tree() {
 	rm -rf "$TREE" "$EARLY"
@@ -34,6 +38,13 @@ make_tree() {
 	echo program >"$TREE/usr/sbin/torpor-resume"
 	for p in checksum raw; do echo "$p" >"$TREE/$PLUGINS_IN/$p.so"; done
 	cp "$CONF" "$TREE/etc/torpor/torpor.conf"
+	# The libraries the plugins link, by name (the check looks for names).
+	mkdir -p "$TREE/usr/lib/x86_64-linux-gnu"
+	for p in "$TORPOR_PLUGINDIR"/*.so; do
+		for l in $(needed_libs "$p"); do
+			echo "$l" >"$TREE/usr/lib/x86_64-linux-gnu/$l"
+		done
+	done
 	head -c 4096 /dev/zero >"$EARLY/kernel/x86/microcode/GenuineIntel.bin"
 }
 
@@ -93,6 +104,17 @@ make_tree
 rm "$TREE/$PLUGINS_IN/checksum.so"
 pack "$INITRD" gzip
 expect_refused "no checksum plugin" "it has no plugin 'checksum' \\($PLUGINS_IN/checksum.so\\)"
+
+# A library a plugin links (the dracut module once missed them).
+lib=$(needed_libs "$TORPOR_PLUGINDIR/checksum.so" | grep -v '^libc\.' | head -n 1)
+if [ -n "$lib" ]; then
+	make_tree
+	rm "$TREE/usr/lib/x86_64-linux-gnu/$lib"
+	pack "$INITRD" gzip
+	expect_refused "no $lib" "it has no $lib, which plugin 'checksum' links"
+else
+	fail "checksum.so links no library but libc: the library case has nothing to take out"
+fi
 
 make_tree
 rm "$TREE/etc/torpor/torpor.conf"

@@ -9,7 +9,7 @@
 # setup runs is a simulated one.
 . "$(dirname "$0")/writers/lib.sh" "$1"
 
-for t in cpio gzip; do
+for t in cpio gzip readelf; do
 	command -v "$t" >/dev/null || { echo "FAIL: $t is not installed"; exit 1; }
 done
 
@@ -33,6 +33,12 @@ write_generator() {
 	mkdir -p "\$tree/sbin" "\$tree/$PLUGINS_IN" "\$tree/etc/torpor"
 	cp "$TORPOR_BIN" "\$tree/sbin/torpor-resume"
 	cp "$PLUGINS"/*.so "\$tree/$PLUGINS_IN/"
+	mkdir -p "\$tree/lib"
+	for p in "$PLUGINS"/*.so; do
+		for l in \$(readelf -d "\$p" | sed -n 's/.*(NEEDED).*\\[\\(.*\\)\\]\$/\\1/p'); do
+			: >"\$tree/lib/\$l"
+		done
+	done
 	cp "$ROOT/etc/torpor/torpor.conf" "\$tree/etc/torpor/"
 	rm -f "\$tree/${GEN_OMIT:-nothing}"
 	mkdir -p "$ROOT/boot"
