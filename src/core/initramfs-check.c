@@ -27,7 +27,8 @@
 #include "log.h"
 #include "snapshot.h"
 
-#define CONF_IN_INITRAMFS	"etc/torpor/torpor.conf"
+/* Where torpor-resume reads its configuration, without the "/". */
+#define CONF_IN_INITRAMFS	(TORPOR_DEFAULT_CONFIG + 1)
 
 /* The files a filter reads at resume, by the mode it is configured in:
  * the plugins know them, the ABI has no way to say them. */
@@ -268,12 +269,16 @@ same_content(const struct initramfs_capture *cap, const char *path)
 	uint8_t buf[INITRAMFS_MAX_CAPTURE / 16];
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	bool same_bytes;
 
 	if (fd < 0)
 		return true;	/* nothing here to compare with */
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
-	return n < 0 || ((size_t)n == cap->len && memcmp(buf, cap->data, cap->len) == 0);
+	same_bytes = n < 0 || ((size_t)n == cap->len &&
+			       memcmp(buf, cap->data, cap->len) == 0);
+	explicit_bzero(buf, sizeof(buf));	/* a key */
+	return same_bytes;
 }
 
 static void

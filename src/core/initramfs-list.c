@@ -187,6 +187,8 @@ take_data(struct reader *r, struct initramfs_listing *l, const char *name,
 		return r2;
 	}
 	/* A later copy replaces the earlier one, as when unpacked. */
+	if (c->data)
+		explicit_bzero(c->data, c->len);
 	free(c->data);
 	c->data = data;
 	c->len = data ? size : 0;
@@ -456,6 +458,9 @@ initramfs_listing_clear(struct initramfs_listing *l)
 	l->entries = NULL;
 	l->n_entries = 0;
 	for (i = 0; i < l->n_captures; i++) {
+		/* Captures may be key files. */
+		if (l->captures[i].data)
+			explicit_bzero(l->captures[i].data, l->captures[i].len);
 		free(l->captures[i].data);
 		l->captures[i].data = NULL;
 		l->captures[i].len = 0;

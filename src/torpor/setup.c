@@ -574,37 +574,70 @@ resume_words(struct setup *st, const char *conf)
 		log_warning("setup: 'torpor resume-args' could not name the resume location");
 		return -EINVAL;
 	}
-	printf("setup: kernel command line words (torpor resume-args): %s\n",
-	       st->words);
+	printf("setup: the image's location as kernel command line words (torpor resume-args): %s%s\n",
+	       st->words, strstr(st->words, "resume_offset=") ? "" :
+	       "; not needed: torpor-resume reads it from the configuration in the initramfs");
 	return 0;
 }
 
-/* What a command line lacks of st->words, into buf. */
+/* The resume= and resume_offset= words of a command line, into buf. */
 static void
-missing_words(const struct setup *st, const char *cmdline, char *buf,
-	      size_t size)
+location_words(const char *cmdline, char *buf, size_t size)
 {
-	const char *p = st->words;
+	const char *p = cmdline;
 	size_t used = 0;
 
 	buf[0] = '\0';
 	while (*p) {
 		size_t n;
 
-		p += strspn(p, " ");
-		n = strcspn(p, " ");
-		if (n && !cmdline_has(cmdline, p, n) && used + n + 2 < size)
+		p += strspn(p, " \t\n");
+		n = strcspn(p, " \t\n");
+		if ((strncmp(p, "resume=", 7) == 0 ||
+		     strncmp(p, "resume_offset=", 14) == 0) && used + n + 2 < size)
 			used += (size_t)snprintf(buf + used, size - used, "%s%.*s",
 						 used ? " " : "", (int)n, p);
 		p += n;
 	}
 }
 
-/* GRUB_CMDLINE_LINUX="..." of /etc/default/grub, into buf; -ENOENT. */
+/*
+ * What the location words of a command line mean.  A location inside a
+ * filesystem (a swap file, the file writer: resume_offset=) must be on the
+ * command line, the initramfs cannot read the file before mounting it.  A
+ * partition is found through the configuration the initramfs carries, and
+ * a resume= word for it only makes the generators' own resume step wait
+ * for a swap signature torpor's image has replaced.
+ */
+static void
+judge_words(const struct setup *st, const char *where, const char *cmdline)
+{
+	bool needed = strstr(st->words, "resume_offset=") != NULL;
+	char found[1024];
+
+	location_words(cmdline, found, sizeof(found));
+	if (needed && strcmp(found, st->words) == 0)
+		printf("setup: %s has them\n", where);
+	else if (needed)
+		printf("setup: %s %s%s%s: it needs '%s'\n", where,
+		       found[0] ? "has '" : "lacks them", found,
+		       found[0] ? "' instead" : "", st->words);
+	else if (!found[0])
+		printf("setup: %s has no resume= word: good\n", where);
+	else
+		printf("setup: %s has '%s': remove it; %s\n", where, found,
+		       strcmp(found, st->words) == 0 ?
+		       "the generators' own resume step would wait for a swap signature torpor's image replaces" :
+		       "torpor-resume would look for the image there");
+}
+
+/* GRUB_CMDLINE_LINUX and GRUB_CMDLINE_LINUX_DEFAULT of /etc/default/grub,
+ * into buf; -ENOENT. */
 static int
 grub_cmdline(const struct setup *st, char *buf, size_t size)
 {
 	char text[16384], *line, *save = NULL;
+	size_t used = 0;
 
 	if (read_sys(st, "/etc/default/grub", text, sizeof(text)) < 0)
 		return -ENOENT;
@@ -612,43 +645,37 @@ grub_cmdline(const struct setup *st, char *buf, size_t size)
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		line += strspn(line, " \t");
-		if (strncmp(line, "GRUB_CMDLINE_LINUX=", 19) != 0)
+		if (strncmp(line, "GRUB_CMDLINE_LINUX=", 19) == 0)
+			line += 19;
+		else if (strncmp(line, "GRUB_CMDLINE_LINUX_DEFAULT=", 27) == 0)
+			line += 27;
+		else
 			continue;
-		line += 19;
 		line += strspn(line, "\"'");
-		snprintf(buf, size, "%s", line);
-		buf[strcspn(buf, "\"'")] = '\0';
+		line[strcspn(line, "\"'")] = '\0';
+		if (used + 1 < size)
+			used += (size_t)snprintf(buf + used, size - used, " %s", line);
 	}
 	return 0;
 }
 
-/* Whether the running kernel and the next boot (grub) have the words;
- * nothing is edited. */
+/* The running kernel's words and the next boot's (grub); nothing is
+ * edited. */
 static void
 check_boot_loader(const struct setup *st)
 {
-	char text[4096], lacks[1024];
+	char text[4096];
 
 	if (!st->words[0])
 		return;
-	if (read_sys(st, "/proc/cmdline", text, sizeof(text)) == 0) {
-		missing_words(st, text, lacks, sizeof(lacks));
-		if (lacks[0])
-			printf("setup: the running kernel's command line lacks: %s\n", lacks);
-		else
-			printf("setup: the running kernel's command line has them\n");
-	}
-	if (grub_cmdline(st, text, sizeof(text)) < 0) {
+	if (read_sys(st, "/proc/cmdline", text, sizeof(text)) == 0)
+		judge_words(st, "the running kernel's command line", text);
+	if (grub_cmdline(st, text, sizeof(text)) == 0)
+		judge_words(st, "GRUB_CMDLINE_LINUX in /etc/default/grub (the next boot; setup does not edit it, run update-grub after a change)",
+			    text);
+	else if (strstr(st->words, "resume_offset="))
 		printf("setup: no /etc/default/grub: add '%s' to the kernel command line of your boot loader\n",
 		       st->words);
-		return;
-	}
-	missing_words(st, text, lacks, sizeof(lacks));
-	if (lacks[0])
-		printf("setup: the next boot lacks them: add '%s' to GRUB_CMDLINE_LINUX in /etc/default/grub, then run update-grub (setup does not edit it)\n",
-		       lacks);
-	else
-		printf("setup: GRUB_CMDLINE_LINUX in /etc/default/grub has them\n");
 }
 
 /* The directory of the configuration (made, one level, when missing),
@@ -895,7 +922,8 @@ apply(struct setup *st)
 		return -EIO;
 	}
 	printf("setup: done: 'systemctl hibernate' goes through torpor%s\n",
-	       st->words[0] ? " once the kernel command line has the words above" : "");
+	       strstr(st->words, "resume_offset=") ?
+	       " once the kernel command line has the words above" : "");
 	return 0;
 }
 
