@@ -62,7 +62,7 @@ struct setup {
 	char generator_path[PATH_MAX];
 	uint64_t mem_total, need;
 	struct torpor_config *old;	/* the existing file, or defaults */
-	char filters[256];
+	char filters[IMAGE_MAX_CHAIN * 40];
 
 	/* the storage chosen */
 	bool use_file;
@@ -263,7 +263,7 @@ choose_filters(struct setup *st, const char *dir)
 
 	st->filters[0] = '\0';
 	if (st->old->path) {
-		for (i = 0; i < st->old->n_filters; i++)
+		for (i = 0; i < st->old->n_filters && used < sizeof(st->filters); i++)
 			used += (size_t)snprintf(st->filters + used,
 				sizeof(st->filters) - used, "%s%s",
 				i ? " " : "", st->old->filters[i]);
@@ -284,7 +284,8 @@ static int
 estimate_need(struct setup *st)
 {
 	struct torpor_session s;
-	struct chain c = { .page_size = bd_page_size(), .chunk_pages = 32 };
+	struct chain c = { .page_size = bd_page_size(),
+			   .chunk_pages = st->old->chunk_pages };
 	const char *dir = st->plugin_dir ? st->plugin_dir :
 			  st->old->plugin_dir ? st->old->plugin_dir :
 			  loader_default_dir();
@@ -341,7 +342,8 @@ find_swap(struct setup *st)
 		uint64_t size, used;
 
 		if (sscanf(line, "%4095s %31s %" SCNu64 " %" SCNu64, name, type,
-			   &size, &used) != 4 || strncmp(name, "/dev/zram", 9) == 0)
+			   &size, &used) != 4 || used > size ||
+		    strncmp(name, "/dev/zram", 9) == 0)
 			continue;
 		printf("setup: active swap %s (%s): %" PRIu64 " MiB free\n", name,
 		       type, (size - used) >> 10);
@@ -383,6 +385,7 @@ plan_file(struct setup *st)
 	char dir[PATH_MAX], why[512];
 	struct statfs sf;
 	struct statvfs sv;
+	struct stat sb;
 	uint64_t free_bytes;
 
 	st->use_file = true;
@@ -402,6 +405,9 @@ plan_file(struct setup *st)
 		return -EXDEV;
 	}
 	free_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
+	/* Run again: the file made last time is reused. */
+	if (stat(st->file_path, &sb) == 0 && S_ISREG(sb.st_mode))
+		free_bytes += (uint64_t)sb.st_blocks * 512;
 	if (free_bytes < st->file_size) {
 		log_error("setup: not enough room: the image needs %" PRIu64 " MiB; no active swap area has that much free, and the filesystem of %s has %" PRIu64 " MiB free",
 			  st->file_size >> 20, dir, free_bytes >> 20);
