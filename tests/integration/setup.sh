@@ -198,10 +198,11 @@ grep -q "^path = $ROOT/var/lib/torpor/image\$" "$conf" || fail "file: no path"
 expect_out 'location as kernel command line words \(torpor resume-args\): resume=.* resume_offset=[0-9]+$' "file: words"
 expect_out "running kernel's command line lacks them: it needs 'resume=.* resume_offset=[0-9]+'" "file: /proc/cmdline"
 expect_out 'GRUB_CMDLINE_LINUX .* lacks them: it needs' "file: grub"
+expect_out '^hibernate \(test\): [0-9]+ pages' "file: hibernate --test"
 expect_out 'done: .* once the kernel command line has the words above' "file: done"
 # Again: the file is there and reused, its room counted as free.
 t_run setup --yes --size 96M
 expect_rc 0 "file, again"
 expect_out "file-setup: $ROOT/var/lib/torpor/image: 96 MiB allocated and written" "file, again"
-expect_out '^hibernate \(test\): [0-9]+ pages' "file: hibernate --test"
+expect_out '^hibernate \(test\): [0-9]+ pages' "file, again: hibernate --test"
 finish
