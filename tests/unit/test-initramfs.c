@@ -234,14 +234,16 @@ START_TEST(elf_needed_of_a_plugin)
 {
 	struct elf_needed *n = malloc(sizeof(*n));
 	char *p = plugin_path("checksum");
-	bool libc = false;
+	bool gcrypt = false;
 	size_t i;
 
 	ck_assert_ptr_nonnull(n);
 	ck_assert_int_eq(elf_needed(p, n), 0);
+	/* Its digests come from libgcrypt (libc is not named in every
+	 * build: not with the sanitizers' -Db_lundef=false). */
 	for (i = 0; i < n->n; i++)
-		libc |= strcmp(n->names[i], "libc.so.6") == 0;
-	ck_assert_msg(libc, "checksum.so does not name libc.so.6");
+		gcrypt |= strncmp(n->names[i], "libgcrypt.so.", 13) == 0;
+	ck_assert_msg(gcrypt, "checksum.so does not name libgcrypt");
 
 	/* Cut inside the program headers, then a text file. */
 	copy_cut(p, 100);
