@@ -279,6 +279,10 @@ int bd_file_map(int fd, uint64_t len, struct bd_map *ret, char *why,
  * with the reason in why. */
 int bd_check_fs(int fd, char *why, size_t why_size);
 
+/* The same for a filesystem of type f_type (statfs), before any file
+ * exists on it. */
+int bd_check_fs_type(unsigned long f_type, char *why, size_t why_size);
+
 /* ---- in use by someone else; private files ------------------------------ */
 
 /*

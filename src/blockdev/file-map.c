@@ -124,7 +124,7 @@ out:
 #endif
 
 int
-bd_check_fs(int fd, char *why, size_t why_size)
+bd_check_fs_type(unsigned long f_type, char *why, size_t why_size)
 {
 	static const struct {
 		unsigned long magic;
@@ -140,20 +140,31 @@ bd_check_fs(int fd, char *why, size_t why_size)
 		{ FUSE_SUPER_MAGIC, "is on a FUSE filesystem: it has no block map" },
 		{ SQUASHFS_MAGIC, "is on squashfs, which is read-only and compressed" },
 	};
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		if (f_type == refused[i].magic) {
+			snprintf(why, why_size, "%s", refused[i].why);
+			return -EXDEV;
+		}
+	}
+	return 0;
+}
+
+int
+bd_check_fs(int fd, char *why, size_t why_size)
+{
 	struct statfs sf;
 	struct stat st;
 	char node[256];
+	int r;
 
 	if (fstatfs(fd, &sf) < 0 || fstat(fd, &st) < 0) {
 		snprintf(why, why_size, "cannot be inspected: %s", strerror(errno));
 		return -errno;
 	}
-	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
-		if ((unsigned long)sf.f_type == refused[i].magic) {
-			snprintf(why, why_size, "%s", refused[i].why);
-			return -EXDEV;
-		}
-	}
+	r = bd_check_fs_type((unsigned long)sf.f_type, why, why_size);
+	if (r < 0)
+		return r;
 	if (!S_ISREG(st.st_mode)) {
 		snprintf(why, why_size, "is not a regular file");
 		return -EXDEV;

@@ -418,6 +418,7 @@ config_free(struct torpor_config *c)
 	free(c->plugin_dir);
 	free(c->group);
 	free(c->state_dir);
+	free(c->initramfs);
 	for (i = 0; i < c->n_entries; i++) {
 		free(c->entries[i].section);
 		free(c->entries[i].key);
@@ -724,6 +725,22 @@ set_snapshot(struct torpor_config *c, const struct core_key *k,
 	return replace_string(field_of(c, k), value);
 }
 
+/* auto, none, or the absolute path of an initramfs. */
+static int
+set_initramfs(struct torpor_config *c, const struct core_key *k,
+	      const char *value, char *reason, size_t reason_size)
+{
+	if (strcmp(value, CONFIG_INITRAMFS_AUTO) != 0 &&
+	    strcmp(value, CONFIG_INITRAMFS_NONE) != 0 &&
+	    !is_absolute_path(value)) {
+		snprintf(reason, reason_size,
+			 "'%s' is neither auto, none nor an absolute path",
+			 value);
+		return -EINVAL;
+	}
+	return replace_string(field_of(c, k), value);
+}
+
 static const char *
 show_string(const struct torpor_config *c, const struct core_key *k,
 	    char *buf, size_t size)
@@ -891,6 +908,13 @@ static const struct core_key core_keys[] = {
 			    "set: root only" },
 	  .optional = true, .offset = FIELD(group),
 	  .set = set_group, .show = show_string },
+	{ .decl = { .name = "initramfs", .type = TORPOR_CONFIG_STRING,
+		    .default_value = CONFIG_INITRAMFS_AUTO,
+		    .help = "the initramfs the next boot loads, checked "
+			    "before hibernating: auto (the running kernel's "
+			    "in /boot), none (not checked) or a path" },
+	  .offset = FIELD(initramfs),
+	  .set = set_initramfs, .show = show_string },
 };
 
 #define N_CORE_KEYS	(sizeof(core_keys) / sizeof(core_keys[0]))

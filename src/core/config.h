@@ -30,6 +30,11 @@
 #define CONFIG_MAX_FILE_SIZE (1024 * 1024)
 #define CONFIG_MAX_LINE 4096
 
+/* [torpor] initramfs = auto: the running kernel's in /boot. */
+#define CONFIG_INITRAMFS_AUTO "auto"
+/* [torpor] initramfs = none: not checked. */
+#define CONFIG_INITRAMFS_NONE "none"
+
 enum config_after {
 	CONFIG_AFTER_POWEROFF = 0,
 	CONFIG_AFTER_REBOOT,
@@ -75,6 +80,8 @@ struct torpor_config {
 	uint64_t image_size;		/* preferred image bytes, when */
 	bool has_image_size;		/* ... image_size = is set */
 	char *group;			/* torpord's privileged group, or NULL */
+	char *initramfs;		/* "auto", "none" or an absolute path:
+					 * the initramfs the next boot loads */
 
 	/* every key = value read, in file order */
 	struct config_entry *entries;

@@ -18,6 +18,7 @@
 #include "chain.h"
 #include "cycle.h"
 #include "host.h"
+#include "initramfs-check.h"
 #include "log.h"
 #include "plugin-call.h"
 #include "pool.h"
@@ -204,6 +205,10 @@ cycle_prepare(struct cycle *cy)
 	struct torpor_session *s = cy->s;
 	int r;
 
+	r = initramfs_check(s, &(struct initramfs_check_options){
+				    .force = cy->o->force });
+	if (r < 0)
+		return r;
 	r = snapshot_open(s->config->snapshot, SNAPSHOT_MODE_HIBERNATE, &cy->snap);
 	if (r < 0)
 		return r;

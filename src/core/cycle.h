@@ -55,6 +55,10 @@ struct cycle_times {
 
 struct cycle_options {
 	bool test;		/* write the image, then thaw and return */
+	/* Hibernate even when the initramfs the next boot loads lacks what
+	 * a resume needs (initramfs-check.h): the failed check is a
+	 * warning. */
+	bool force;
 	/* Told after each chunk of the stream (NULL: nobody listens);
 	 * session_print_progress() prints it on stderr. */
 	stream_progress_fn progress;

@@ -37,6 +37,7 @@
 int torpor_keygen_main(int argc, char **argv);
 int torpor_file_setup_main(int argc, char **argv);
 int torpor_bench_main(int argc, char **argv);
+int torpor_setup_main(int argc, char **argv);
 
 static const char *arg_config;
 static const char *arg_plugin_dir;
@@ -45,6 +46,7 @@ static const char *arg_socket;
 static const char *arg_after;
 static bool arg_direct;
 static bool arg_test;
+static bool arg_force;
 static bool arg_json;
 static bool arg_verbose;
 
@@ -66,9 +68,10 @@ static int cmd_resume_args(int argc, char **argv);
 static int cmd_keygen(int argc, char **argv);
 static int cmd_file_setup(int argc, char **argv);
 static int cmd_reload(int argc, char **argv);
+static int cmd_setup(int argc, char **argv);
 
 static const struct command commands[] = {
-	{ "hibernate", "[--direct] [--test] [--after WHAT]", "write the memory image and power off", cmd_hibernate, false },
+	{ "hibernate", "[--direct] [--test] [--force] [--after WHAT]", "write the memory image and power off", cmd_hibernate, false },
 	{ "status", "[--json]", "show whether hibernation is possible and where the image goes", cmd_status, false },
 	{ "plugins", "[--json]", "list the plugins found in the plugin directory", cmd_plugins, false },
 	{ "config", "", "print the effective configuration", cmd_config, false },
@@ -79,12 +82,14 @@ static const struct command commands[] = {
 	{ "file-setup", "", "allocate the image file of the file writer", cmd_file_setup, true },
 	{ "bench", "[--size SIZE] [--chain CHAIN]...", "measure the chain's throughput against its baselines", torpor_bench_main, true },
 	{ "reload", "", "make torpord load its configuration and plugins again", cmd_reload, false },
+	{ "setup", "[--dry-run] [--yes] [--size SIZE]", "make 'systemctl hibernate' work on this machine", cmd_setup, true },
 };
 
 enum {
 	OPT_PASSPHRASE_FILE = 0x100,
 	OPT_DIRECT,
 	OPT_TEST,
+	OPT_FORCE,
 	OPT_JSON,
 	OPT_SOCKET,
 	OPT_AFTER,
@@ -112,6 +117,7 @@ static const struct cli_option cli_options[] = {
 	{ "direct", OPT_DIRECT, NULL, NULL, false },
 	{ "after", OPT_AFTER, "WHAT", NULL, false },
 	{ "test", OPT_TEST, NULL, NULL, false },
+	{ "force", OPT_FORCE, NULL, NULL, false },
 	{ "json", OPT_JSON, NULL, NULL, false },
 	{ "verbose", 'v', NULL, "say more (repeat for debug)", true },
 	{ "quiet", 'q', NULL, "errors only", true },
@@ -289,6 +295,7 @@ cmd_hibernate(int argc, char **argv)
 		.progress = direct_progress, .progress_ctx = &dv,
 		.cancel = &view_cancel,
 		.times = &dv.times.cycle,
+		.force = arg_force,
 	};
 	uint64_t started = (uint64_t)time(NULL);
 	struct torpor_session s;
@@ -488,6 +495,12 @@ cmd_file_setup(int argc, char **argv)
 	return torpor_file_setup_main(argc, argv);
 }
 
+static int
+cmd_setup(int argc, char **argv)
+{
+	return torpor_setup_main(argc, argv);
+}
+
 static const struct command *
 find_command(const char *name)
 {
@@ -542,6 +555,9 @@ apply_option(int id, const char *arg)
 		break;
 	case OPT_TEST:
 		arg_test = true;
+		break;
+	case OPT_FORCE:
+		arg_force = true;
 		break;
 	case OPT_JSON:
 		arg_json = true;
@@ -670,8 +686,9 @@ command_to_run(int argc, char **argv)
 		log_error("%s: unexpected argument '%s'", cmd->name, argv[optind + 1]);
 		return NULL;
 	}
-	if ((arg_direct || arg_test || arg_after) && cmd->run != cmd_hibernate) {
-		log_error("%s: --direct, --test and --after belong to 'hibernate'", cmd->name);
+	if ((arg_direct || arg_test || arg_after || arg_force) &&
+	    cmd->run != cmd_hibernate) {
+		log_error("%s: --direct, --test, --after and --force belong to 'hibernate'", cmd->name);
 		return NULL;
 	}
 	return cmd;

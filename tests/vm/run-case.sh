@@ -130,6 +130,10 @@ write_conf() {
 		echo "filters = $2"
 		echo "plugin_dir = /usr/lib/torpor/plugins"
 		echo "after = $after"
+		# The guest runs from the initramfs the host built (QEMU
+		# -initrd), which holds torpor-resume and this file: no /boot
+		# to check.
+		echo "initramfs = none"
 		echo
 		echo "[$writer]"
 		echo "device = $dev"

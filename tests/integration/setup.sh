@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# torpor setup against a test root (--root): its proc/, sys/, etc/ and boot/
+# are files made here, its generator (usr/sbin/update-initramfs) a script
+# that packs an initramfs the way the hook would; the swap area it finds is
+# a real loop device (named in the fake proc/swaps, never activated).  The
+# existing configuration keeps the sim source, so the `hibernate --test`
+# setup runs is a simulated one.
+. "$(dirname "$0")/writers/lib.sh" "$1"
+
+for t in cpio gzip readelf; do
+	command -v "$t" >/dev/null || { echo "FAIL: $t is not installed"; exit 1; }
+done
+
+ROOT=$WORK/root
+RELEASE=$(uname -r)
+GENLOG=$WORK/generator.log
+PLUGINS_IN=/usr/lib/torpor/plugins
+
+make_loop swap 128 || { echo "FAIL: losetup"; exit 1; }
+SWAP=$LOOP
+mkswap -L "tpsetup$$" "$SWAP" >/dev/null || { echo "FAIL: mkswap"; exit 1; }
+uuid=$(blkid -p -o value -s UUID "$SWAP")
+
+# The fake generator: what initramfs-tools' hook copies, packed early
+# cpio + gzip; GEN_OMIT names a file it leaves out.
+write_generator() {
+	cat >"$ROOT/usr/sbin/update-initramfs" <<-EOF
+	#!/bin/bash
+	echo "generator \$*" >>"$GENLOG"
+	tree=\$(mktemp -d "$WORK/tree.XXXXXX")
+	mkdir -p "\$tree/sbin" "\$tree/$PLUGINS_IN" "\$tree/etc/torpor"
+	cp "$TORPOR_BIN" "\$tree/sbin/torpor-resume"
+	cp "$PLUGINS"/*.so "\$tree/$PLUGINS_IN/"
+	mkdir -p "\$tree/lib"
+	for p in "$PLUGINS"/*.so; do
+		for l in \$(readelf -d "\$p" | sed -n 's/.*(NEEDED).*\\[\\(.*\\)\\]\$/\\1/p'); do
+			: >"\$tree/lib/\$l"
+		done
+	done
+	cp "$ROOT/etc/torpor/torpor.conf" "\$tree/etc/torpor/"
+	rm -f "\$tree/${GEN_OMIT:-nothing}"
+	mkdir -p "$ROOT/boot"
+	(cd "\$tree" && find . | cpio -o -H newc --quiet | gzip) >"$ROOT/boot/initrd.img-$RELEASE"
+	rm -rf "\$tree"
+	EOF
+	chmod 755 "$ROOT/usr/sbin/update-initramfs"
+}
+
+# A machine that can hibernate: MEM_KIB of memory, the loop device as
+# its only swap area, grub without the resume words.
+make_root() {
+	rm -rf "$ROOT" "$GENLOG"
+	mkdir -p "$ROOT/proc" "$ROOT/sys/power" "$ROOT/sys/kernel/security" \
+		"$ROOT/usr/sbin" "$ROOT/etc/default" "$ROOT/etc/torpor" "$ROOT/boot"
+	printf 'MemTotal: %s kB\nMemFree: 1000 kB\n' "${MEM_KIB:-131072}" >"$ROOT/proc/meminfo"
+	printf 'Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n%s\tpartition\t131068\t0\t-2\n' \
+		"$SWAP" >"$ROOT/proc/swaps"
+	echo "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet" >"$ROOT/proc/cmdline"
+	echo "freeze mem disk" >"$ROOT/sys/power/state"
+	echo "[none] integrity confidentiality" >"$ROOT/sys/kernel/security/lockdown"
+	echo 'GRUB_CMDLINE_LINUX="quiet"' >"$ROOT/etc/default/grub"
+	{
+		echo "[torpor]"
+		echo "snapshot = sim:32M:5"
+		echo "filters = $(filters)"
+		echo "plugin_dir = $PLUGINS_IN"
+		echo
+		echo "[checksum]"
+		echo "algorithm = crc32c"
+	} >"$ROOT/etc/torpor/torpor.conf"
+	write_generator
+}
+
+# Every file of the root and the swap area's first page.
+state() {
+	(cd "$ROOT" && find . -printf '%p %m %l\n' | sort && find . -type f -exec sha256sum {} + | sort)
+	dd if="$SWAP" bs=4096 count=1 status=none | sha256sum
+}
+
+setup() { "$TORPOR_BIN" --plugin-dir "$PLUGINS" setup --root "$ROOT" "$@"; }
+
+expect_unchanged() {	# expect_unchanged WHAT
+	[ "$(state)" = "$before" ] || fail "$1: the root or the swap area changed"
+	[ ! -e "$GENLOG" ] || fail "$1: the generator ran"
+}
+
+# --dry-run: says everything, changes nothing.  grub still has the
+# kernel's resume= word, which would only slow every boot.
+make_root
+echo "GRUB_CMDLINE_LINUX_DEFAULT=\"resume=UUID=$uuid\"" >>"$ROOT/etc/default/grub"
+before=$(state)
+t_run setup --dry-run
+expect_rc 0 "dry run"
+expect_out "storage: swap writer on UUID=$uuid" "dry run: the swap area"
+expect_out "would write $ROOT/etc/torpor/torpor.conf" "dry run: the configuration"
+expect_out "device = UUID=$uuid" "dry run: the configuration's text"
+expect_out "location as kernel command line words \\(torpor resume-args\\): resume=UUID=$uuid; not needed" "dry run: words"
+expect_out "running kernel's command line has no resume= word: good" "dry run: /proc/cmdline"
+expect_out "GRUB_CMDLINE_LINUX in /etc/default/grub .* has 'resume=UUID=$uuid': remove it; the generators' own resume step would wait" "dry run: grub"
+expect_out "would run $ROOT/usr/sbin/update-initramfs -u -k $RELEASE" "dry run: the generator"
+expect_out 'dry run: nothing was changed' "dry run"
+expect_unchanged "dry run"
+
+# Without --yes and with no terminal: nothing is done.
+t_run setup </dev/null
+expect_rc 1 "no --yes"
+expect_err 'pass --yes' "no --yes"
+expect_unchanged "no --yes"
+
+# The whole way.
+old=$(cat "$ROOT/etc/torpor/torpor.conf")
+t_run setup --yes
+expect_rc 0 "setup"
+conf=$ROOT/etc/torpor/torpor.conf
+[ "$(stat -c '%u %g %a %F' "$conf")" = "0 0 644 regular file" ] ||
+	fail "setup: the configuration is $(stat -c '%u %g %a %F' "$conf")"
+grep -q '^writer = swap$' "$conf" || fail "setup: no writer = swap"
+grep -q "^device = UUID=$uuid\$" "$conf" || fail "setup: no device"
+grep -q '^snapshot = sim:32M:5$' "$conf" || fail "setup: the existing snapshot key was lost"
+grep -q '^algorithm = crc32c$' "$conf" || fail "setup: the [checksum] section was lost"
+[ "$(cat "$conf.bak")" = "$old" ] || fail "setup: the backup is not the old file"
+grep -qx "generator -u -k $RELEASE" "$GENLOG" ||
+	fail "setup: the generator did not run with -u -k $RELEASE"
+expect_out 'the new initramfs holds what a resume needs' "setup: initramfs check"
+expect_out '^hibernate \(test\): [0-9]+ pages' "setup: hibernate --test"
+expect_out 'done' "setup"
+ls -A "$ROOT/etc/torpor" | grep -q '^\.' && fail "setup: a temporary file was left"
+[ "$(blkid -p -o value -s TYPE "$SWAP")" = swap ] || fail "setup: the swap area is not swap after the test"
+
+# The generator leaves torpor-resume out: refused with the fix.
+GEN_OMIT=sbin/torpor-resume write_generator
+t_run setup --yes
+expect_rc 1 "stale initramfs"
+expect_err 'it has no torpor-resume' "stale initramfs"
+expect_err "rebuild the initramfs \\(update-initramfs -u -k $RELEASE\\)" "stale initramfs"
+! grep -q 'hibernate (test)' "$OUT" || fail "stale initramfs: the test cycle ran"
+
+# The generator makes no initramfs where the running kernel's belongs.
+cat >"$ROOT/usr/sbin/update-initramfs" <<EOF
+#!/bin/sh
+rm -f "$ROOT/boot/initrd.img-$RELEASE"
+EOF
+t_run setup --yes
+expect_rc 1 "no initramfs"
+expect_err "no initramfs of the running kernel found \\($ROOT/boot/initrd.img-$RELEASE or $ROOT/boot/initramfs-$RELEASE.img\\)" "no initramfs"
+expect_err 'Set \[torpor\] initramfs = PATH' "no initramfs"
+
+# A configuration that is a symbolic link is not replaced.
+make_root
+echo "[torpor]" >"$WORK/elsewhere.conf"
+ln -sf "$WORK/elsewhere.conf" "$ROOT/etc/torpor/torpor.conf"
+t_run setup --yes
+expect_rc 1 "symlink"
+expect_err 'not a regular file' "symlink"
+[ "$(cat "$WORK/elsewhere.conf")" = "[torpor]" ] || fail "symlink: its target changed"
+[ -L "$ROOT/etc/torpor/torpor.conf" ] || fail "symlink: replaced"
+
+# Refusals before anything is changed.
+refused() {	# refused WHAT REGEX: setup --yes refuses, nothing changes
+	before=$(state)
+	t_run setup --yes
+	expect_rc 1 "$1"
+	expect_err "$2" "$1"
+	expect_unchanged "$1"
+}
+make_root
+echo "none [integrity] confidentiality" >"$ROOT/sys/kernel/security/lockdown"
+refused "lockdown" 'the kernel is locked down \(none \[integrity\] confidentiality'
+make_root
+echo "BOOT_IMAGE=/vmlinuz nohibernate" >"$ROOT/proc/cmdline"
+refused "nohibernate" "booted with 'nohibernate'"
+make_root
+rm "$ROOT/usr/sbin/update-initramfs"
+refused "no generator" 'no initramfs generator \(update-initramfs or dracut\)'
+# 64 TiB of memory: neither the swap area nor the filesystem has room.
+MEM_KIB=68719476736 make_root
+refused "no room" 'not enough room: the image needs [0-9]+ MiB; no active swap area has that much free'
+# A file on tmpfs cannot hold an image.
+MEM_KIB=68719476736 make_root
+mkdir -p "$ROOT/var/lib"
+mount -t tmpfs -o size=1M tmpfs "$ROOT/var/lib" && UNDO+=("umount $ROOT/var/lib")
+refused "tmpfs" "no usable image file can be made: $ROOT/var/lib is on tmpfs"
+umount "$ROOT/var/lib"
+
+# No swap area with room: a file on ext4, made by file-setup's code, and
+# the file writer's test cycle.
+make_loop fs 192 || { echo "FAIL: losetup"; exit 1; }
+make_root
+printf 'Filename\tType\tSize\tUsed\tPriority\n' >"$ROOT/proc/swaps"
+make_ext4 "$LOOP" "$ROOT/var/lib" || { echo "FAIL: ext4"; exit 1; }
+t_run setup --yes --size 96M
+expect_rc 0 "file"
+expect_out "file-setup: $ROOT/var/lib/torpor/image: 96 MiB allocated and written" "file: made"
+grep -q '^writer = file$' "$conf" || fail "file: no writer = file"
+grep -q "^path = $ROOT/var/lib/torpor/image\$" "$conf" || fail "file: no path"
+expect_out 'location as kernel command line words \(torpor resume-args\): resume=.* resume_offset=[0-9]+$' "file: words"
+expect_out "running kernel's command line lacks them: it needs 'resume=.* resume_offset=[0-9]+'" "file: /proc/cmdline"
+expect_out 'GRUB_CMDLINE_LINUX .* lacks them: it needs' "file: grub"
+expect_out '^hibernate \(test\): [0-9]+ pages' "file: hibernate --test"
+expect_out 'done: .* once the kernel command line has the words above' "file: done"
+# Again: the file is there and reused, its room counted as free.
+t_run setup --yes --size 96M
+expect_rc 0 "file, again"
+expect_out "file-setup: $ROOT/var/lib/torpor/image: 96 MiB allocated and written" "file, again"
+expect_out '^hibernate \(test\): [0-9]+ pages' "file, again: hibernate --test"
+finish
