@@ -33,6 +33,7 @@ static const char *arg_plugin_dir;
 static const char *arg_passphrase_file;
 static bool arg_direct;
 static bool arg_test;
+static const char *arg_after;	/* NULL: the configuration's after = */
 static bool arg_json;
 static bool arg_verbose;
 
@@ -56,7 +57,7 @@ static int cmd_file_setup(int argc, char **argv);
 static int cmd_bench(int argc, char **argv);
 
 static const struct command commands[] = {
-	{ "hibernate", "[--direct] [--test]", "write the memory image and power off", cmd_hibernate, false },
+	{ "hibernate", "[--direct] [--test] [--after WHEN]", "write the memory image and power off", cmd_hibernate, false },
 	{ "status", "[--json]", "show whether hibernation is possible and where the image goes", cmd_status, false },
 	{ "plugins", "[--json]", "list the plugins found in the plugin directory", cmd_plugins, false },
 	{ "config", "", "print the effective configuration", cmd_config, false },
@@ -73,6 +74,7 @@ enum {
 	OPT_DIRECT,
 	OPT_TEST,
 	OPT_JSON,
+	OPT_AFTER,
 };
 
 struct cli_option {
@@ -95,6 +97,7 @@ static const struct cli_option cli_options[] = {
 	{ "direct", OPT_DIRECT, NULL, NULL, false },
 	{ "test", OPT_TEST, NULL, NULL, false },
 	{ "json", OPT_JSON, NULL, NULL, false },
+	{ "after", OPT_AFTER, "WHEN", NULL, false },
 	{ "verbose", 'v', NULL, "say more (repeat for debug)", true },
 	{ "quiet", 'q', NULL, "errors only", true },
 	{ "help", 'h', NULL, "this help", false },
@@ -174,6 +177,31 @@ open_session(struct torpor_session *s, bool require_filters)
 	return r;
 }
 
+/*
+ * --after WHEN overrides [torpor] after = for this one cycle: the systemd
+ * units of hybrid-sleep say "suspend" whatever the file says.
+ */
+static int
+apply_after(struct torpor_config *c)
+{
+	static const char *const names[] = {
+		[CONFIG_AFTER_POWEROFF] = "poweroff",
+		[CONFIG_AFTER_REBOOT] = "reboot",
+		[CONFIG_AFTER_SUSPEND] = "suspend",
+	};
+	size_t i;
+
+	if (!arg_after)
+		return 0;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(arg_after, names[i]) == 0) {
+			c->after = (enum config_after)i;
+			return 0;
+		}
+	return log_error_errno(-EINVAL, "--after '%s': expected poweroff, "
+			       "reboot or suspend", arg_after);
+}
+
 static int
 cmd_hibernate(int argc, char **argv)
 {
@@ -190,7 +218,9 @@ cmd_hibernate(int argc, char **argv)
 	r = open_session(&s, true);
 	if (r < 0)
 		return EXIT_FAILURE;
-	r = session_arrange_hibernate(&s);
+	r = apply_after(s.config);
+	if (r >= 0)
+		r = session_arrange_hibernate(&s);
 	if (r >= 0 && !registry_can_hibernate(&s.reg))
 		r = log_error_errno(-EPERM, "hibernation is disabled: %s",
 				    s.reg.disabled_reason);
@@ -528,6 +558,9 @@ apply_option(int id, const char *arg)
 	case OPT_JSON:
 		arg_json = true;
 		break;
+	case OPT_AFTER:
+		arg_after = arg;
+		break;
 	case 'v':
 		arg_verbose = true;
 		log_set_max_level(log_get_max_level() + 1);
@@ -642,8 +675,9 @@ command_to_run(int argc, char **argv)
 		log_error("%s: unexpected argument '%s'", cmd->name, argv[optind + 1]);
 		return NULL;
 	}
-	if ((arg_direct || arg_test) && cmd->run != cmd_hibernate) {
-		log_error("%s: --direct and --test belong to 'hibernate'", cmd->name);
+	if ((arg_direct || arg_test || arg_after) && cmd->run != cmd_hibernate) {
+		log_error("%s: --direct, --test and --after belong to 'hibernate'",
+			  cmd->name);
 		return NULL;
 	}
 	return cmd;
