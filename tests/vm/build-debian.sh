@@ -30,7 +30,10 @@ pkgs="systemd,systemd-sysv,dbus,udev,kmod,e2fsprogs,util-linux,procps"
 pkgs="$pkgs,linux-image-$kver,$gen"
 pkgs="$pkgs,libinih1,libgcrypt20,liblz4-1,liblzo2-2,zlib1g,libargon2-1"
 
-key=$( { cat "$0"; echo "$gen $kver $pkgs"; } | sha256sum | cut -c1-16)
+# The key: the packages and the recipe's version (raise it when a change
+# below changes what the tarball holds).
+recipe=2
+key=$(echo "$recipe $gen $kver $pkgs" | sha256sum | cut -c1-16)
 mkdir -p "$cache"
 tarball=$cache/debian12-$gen-$key.tar
 if [ -s "$tarball" ]; then
@@ -54,7 +57,15 @@ echo "build-debian: building $tarball (log: $log)" >&2
 # The guest's root is /dev/vda1 (ext4), its swap /dev/vda2: an fstab the
 # way an installer writes it, an empty root password (a shell on the
 # console when debugging by hand), no gettys (the console is the case's).
+# Under TCG and on 2 cores every initramfs build counts: the guest needs
+# the virtio and ext4 modules only.  dracut's configuration must be there
+# before the kernel's package builds the first initramfs (setup hook);
+# distro-case.sh does the same for initramfs-tools.
+dracut_conf='hostonly="no"
+drivers+=" virtio_pci virtio_blk ext4 "'
 if ! mmdebstrap --variant=minbase --format=tar --include="$pkgs" \
+	--setup-hook='mkdir -p "$1/etc/dracut.conf.d"' \
+	--setup-hook="printf '%s\\n' '$dracut_conf' >\"\$1/etc/dracut.conf.d/10-torpor-vm.conf\"" \
 	--aptopt='Acquire::Check-Valid-Until "false"' \
 	--aptopt='Acquire::Retries "3"' \
 	--customize-hook='echo "/dev/vda1 / ext4 errors=remount-ro 0 1" >"$1/etc/fstab"' \
