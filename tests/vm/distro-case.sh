@@ -200,39 +200,19 @@ swap_tail() {
 }
 
 # --- Booting --------------------------------------------------------------
-stamp_lines() {
-	local start=$1 line now ms
-	while IFS= read -r line || [ -n "$line" ]; do
-		now=${EPOCHREALTIME/./}
-		ms=$(((now - start) / 1000))
-		printf '%d.%03d %s\n' $((ms / 1000)) $((ms % 1000)) "${line%$'\r'}"
-	done
-}
+. "$here/qemu-lib.sh"
 # boot N TIMEOUT: sets boot_rc and boot_secs.
 boot() {
-	local n=$1 limit=$(($2 * scale)) start end
+	local n=$1 limit=$(($2 * scale))
 	local append="root=/dev/vda1 ro console=ttyS0 quiet loglevel=4 panic=-1"
 	append="$append systemd.show_status=false torpor.boot=$n"
 	note "boot $n (timeout ${limit}s)"
-	start=${EPOCHREALTIME/./}
-	timeout -k 5 "$limit" qemu-system-x86_64 \
-		-machine pc,accel=tcg -cpu qemu64 -m "$MEM" -smp 1 \
-		-nodefaults -no-reboot -display none -monitor none \
-		-serial stdio -net none \
-		-kernel "$kernel" -initrd "$initrd" -append "$append" \
-		-drive "file=$disk,if=virtio,format=raw" \
-		</dev/null 2>&1 | stamp_lines "$start" >"$logdir/boot$n.log"
-	boot_rc=${PIPESTATUS[0]}
-	end=${EPOCHREALTIME/./}
-	boot_secs=$(((end - start) / 1000))
-	boot_secs=$((boot_secs / 1000)).$(printf '%03d' $((boot_secs % 1000)))
+	qemu_boot "$logdir/boot$n.log" "$limit" "$MEM" "$kernel" "$initrd" "$append" "$disk"
 	note "boot $n: QEMU exit $boot_rc after ${boot_secs}s"
 	[ "$boot_rc" = 124 ] && fail "boot $n did not power off within ${limit}s"
-}
-has() { grep -qE -- "$2" "$logdir/boot$1.log"; }
-ts() { grep -E -m1 -- "$2" "$logdir/boot$1.log" | cut -d' ' -f1; }
-field() {
-	grep -E -m1 -- "$2" "$logdir/boot$1.log" | tr ' ' '\n' | sed -n "s/^$3=//p" | head -n 1
+	grep -qE 'Kernel panic|BUG:|Oops' "$logdir/boot$n.log" &&
+		fail "boot $n: kernel panic or oops"
+	return 0
 }
 show_logs() {
 	local f
