@@ -21,12 +21,15 @@
 #include "last-cycle.h"
 #include "log.h"
 #include "passphrase.h"
+#include "plugin-call.h"
+#include "registry.h"
 #include "resume.h"
 #include "session.h"
 
 static const char *arg_config;
 static const char *arg_plugin_dir;
 static const char *arg_cmdline = "/proc/cmdline";
+static unsigned arg_wait_device;	/* seconds; 0: look once */
 
 static void
 usage(FILE *f)
@@ -37,6 +40,7 @@ usage(FILE *f)
 		   "  -p, --plugin-dir DIR       plugin directory (default %s)\n"
 		   "      --passphrase-file FILE read the passphrase from FILE\n"
 		   "      --cmdline FILE         kernel command line to obey (default /proc/cmdline)\n"
+		   "      --wait-device SECONDS  wait up to SECONDS for a missing storage device\n"
 		   "  -v, --verbose              say more\n"
 		   "  -h, --help                 this help\n"
 		   "  -V, --version              the version\n\n"
@@ -94,17 +98,35 @@ read_cmdline(const char *path, char *buf, size_t size)
 	return 0;
 }
 
+/* A number of seconds, at most an hour. */
+static int
+parse_seconds(const char *text, unsigned *ret)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || end == text || *end || text[0] == '-' || v > 3600) {
+		log_error("--wait-device '%s': expected seconds, 0 to 3600", text);
+		return -EINVAL;
+	}
+	*ret = (unsigned)v;
+	return 0;
+}
+
 /* Options into the arg_* globals and o.  Returns -1 to go on, else the
  * exit status. */
 static int
 parse_args(int argc, char **argv, struct resume_options *o)
 {
-	enum { OPT_PASSPHRASE_FILE = 0x100, OPT_CMDLINE };
+	enum { OPT_PASSPHRASE_FILE = 0x100, OPT_CMDLINE, OPT_WAIT_DEVICE };
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "plugin-dir", required_argument, NULL, 'p' },
 		{ "passphrase-file", required_argument, NULL, OPT_PASSPHRASE_FILE },
 		{ "cmdline", required_argument, NULL, OPT_CMDLINE },
+		{ "wait-device", required_argument, NULL, OPT_WAIT_DEVICE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -125,6 +147,10 @@ parse_args(int argc, char **argv, struct resume_options *o)
 			break;
 		case OPT_CMDLINE:
 			arg_cmdline = optarg;
+			break;
+		case OPT_WAIT_DEVICE:
+			if (parse_seconds(optarg, &arg_wait_device) < 0)
+				return EXIT_FAILURE;
 			break;
 		case 'v':
 			log_set_max_level(log_get_max_level() + 1);
@@ -197,6 +223,63 @@ record_resume(const struct torpor_session *s, const struct resume_options *o)
 			    s->config->state_dir, strerror(-r));
 }
 
+/* A quiet look for the writer's storage: the session, the writer's
+ * initialise() and find().  Returns what they return. */
+static int
+probe_device(void)
+{
+	struct torpor_session s;
+	int r;
+
+	r = session_open(&s, arg_config, arg_plugin_dir, false);
+	if (r >= 0)
+		r = session_arrange_writer_only(&s);
+	if (r >= 0)
+		r = registry_initialise(&s.reg, 1);
+	if (r >= 0) {
+		r = plugin_find(s.reg.active_writer);
+		registry_cleanup(&s.reg, 1);
+	}
+	session_close(&s);
+	return r;
+}
+
+/*
+ * In an initramfs the storage device may appear a moment after this runs
+ * (udev, a USB disk, a LUKS volume being unlocked): the writers fail with
+ * ENOENT or ENODEV while the node or the UUID= link is missing.  Wait for
+ * it, quietly, within --wait-device; a device that is there (with or
+ * without an image) costs no wait.
+ */
+static void
+wait_for_device(void)
+{
+	const unsigned step_ms = 250, limit_ms = arg_wait_device * 1000u;
+	int level = log_get_max_level(), r;
+	unsigned waited_ms;
+
+	for (waited_ms = 0; limit_ms > 0; waited_ms += step_ms) {
+		log_set_max_level(TORPOR_LOG_ERR - 1);
+		r = probe_device();
+		log_set_max_level(level);
+		if (r != -ENOENT && r != -ENODEV) {
+			if (waited_ms > 0)
+				log_notice("the storage device is there after %u ms",
+					   waited_ms);
+			return;
+		}
+		if (waited_ms >= limit_ms) {
+			log_warning("the storage device did not appear within %u s",
+				    arg_wait_device);
+			return;
+		}
+		if (waited_ms == 0)
+			log_notice("the storage device is not there yet; waiting up to %u s for it",
+				   arg_wait_device);
+		poll(NULL, 0, step_ms);
+	}
+}
+
 /* Resume, until nothing resumable is left behind.  Does not return when
  * the user chooses to power off. */
 static int
@@ -205,6 +288,7 @@ resume_until_decided(struct resume_options *o)
 	struct torpor_session s;
 	int r, choice;
 
+	wait_for_device();
 	for (;;) {
 		r = session_open(&s, arg_config, arg_plugin_dir, false);
 		if (r >= 0)

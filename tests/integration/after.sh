@@ -36,6 +36,24 @@ t_run "resume after suspend" torpor_resume
 expect_rc 0 "resume after suspend"
 expect_out 'no image found' "no image is left after waking from RAM"
 
+# --after overrides the file for one cycle (the hybrid-sleep drop-in).
+write_config sim:8M lzo "after = poweroff"
+t_run "hibernate --after=suspend" torpor hibernate --direct --after=suspend
+expect_rc 0 "hibernate --after=suspend"
+expect_err 'sim: suspend to RAM, woke up' "--after=suspend overrides after = poweroff"
+if grep -q 'sim: poweroff' "$ERR"; then fail "--after=suspend powered off"; fi
+t_run "hibernate --after reboot" torpor hibernate --direct --after reboot
+expect_rc 0 "hibernate --after reboot"
+expect_err 'sim: reboot' "--after reboot took the reboot path"
+t_run "resume after --after reboot" torpor_resume
+expect_rc 0 "resume after --after reboot"
+t_run "hibernate --after=halt" torpor hibernate --direct --after=halt
+expect_rc 1 "hibernate --after=halt"
+expect_err "--after 'halt': expected poweroff, reboot or suspend" "a wrong --after is named"
+t_run "status --after" torpor status --after=suspend
+expect_rc 1 "--after with another command"
+expect_err 'belong to .hibernate.' "--after belongs to hibernate"
+
 # power_off = shutdown is accepted and shown; a bad value names its line.
 write_config sim:8M lzo "power_off = shutdown"
 t_run "config power_off" torpor config

@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Install what the VM suite needs, when it is missing: QEMU, Debian's
-# kernel, a static busybox and the tools build-initramfs.sh uses.
+# kernel, a static busybox and the tools build-initramfs.sh uses; for the
+# distribution cases, mmdebstrap (a Debian 12 root filesystem), sfdisk and
+# e2fsprogs (its disk image).
 # Idempotent: does nothing when everything is there.
 # Exit: 0 everything installed, 77 missing and not root (cannot install),
 # 1 apt-get failed.
 set -eu
 
-pkgs=(qemu-system-x86 linux-image-amd64 busybox-static xz-utils cpio kmod)
+pkgs=(qemu-system-x86 linux-image-amd64 busybox-static xz-utils cpio kmod
+	mmdebstrap fdisk e2fsprogs)
 
 missing=()
 for p in "${pkgs[@]}"; do

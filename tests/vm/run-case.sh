@@ -185,20 +185,11 @@ kernel=$(cat "$guest/kernel.path")
 initrd=$guest/initramfs.cpio
 
 # --- Booting --------------------------------------------------------------
-# Prefix every serial line with the host time since QEMU started, in
-# seconds: the guest's own clocks jump across a resume, the host's do not.
-stamp_lines() {
-	local start=$1 line now ms
-	while IFS= read -r line || [ -n "$line" ]; do
-		now=${EPOCHREALTIME/./}
-		ms=$(((now - start) / 1000))
-		printf '%d.%03d %s\n' $((ms / 1000)) $((ms % 1000)) "${line%$'\r'}"
-	done
-}
+. "$here/qemu-lib.sh"
 
 # boot N MEM TIMEOUT EXTRA-APPEND: sets boot_rc and boot_secs.
 boot() {
-	local n=$1 mem=$2 limit=$3 extra=$4 log=$logdir/boot$1.log start end
+	local n=$1 mem=$2 limit=$3 extra=$4 log=$logdir/boot$1.log
 	# loglevel=5 after quiet: kernel warnings (level 4) reach the log,
 	# where any WARNING fails the case.
 	# no_timer_check: on a starved host (TCG, shared cores) the kernel's
@@ -213,18 +204,7 @@ boot() {
 	[ -n "${TORPOR_VM_APPEND:-}" ] && append="$append $TORPOR_VM_APPEND"
 	limit=$((limit * scale))
 	note "boot $n (-m $mem, timeout ${limit}s): $append"
-	start=${EPOCHREALTIME/./}
-	timeout -k 5 "$limit" qemu-system-x86_64 \
-		-machine pc,accel=tcg -cpu qemu64 -m "$mem" -smp 1 \
-		-nodefaults -no-reboot -display none -monitor none \
-		-serial stdio -net none \
-		-kernel "$kernel" -initrd "$initrd" -append "$append" \
-		-drive "file=$disk,if=virtio,format=raw" \
-		</dev/null 2>&1 | stamp_lines "$start" >"$log"
-	boot_rc=${PIPESTATUS[0]}
-	end=${EPOCHREALTIME/./}
-	boot_secs=$(((end - start) / 1000))
-	boot_secs=$((boot_secs / 1000)).$(printf '%03d' $((boot_secs % 1000)))
+	qemu_boot "$log" "$limit" "$mem" "$kernel" "$initrd" "$append" "$disk"
 	note "boot $n: QEMU exit $boot_rc after ${boot_secs}s"
 	[ "$boot_rc" = 124 ] && fail "boot $n timed out after ${limit}s"
 	[ "$boot_rc" = 0 ] || [ "$boot_rc" = 124 ] ||
@@ -244,15 +224,6 @@ boot() {
 	return 0
 }
 
-# has BOOT REGEX: the line is in that boot's log.
-has() { grep -qE -- "$2" "$logdir/boot$1.log"; }
-# ts BOOT REGEX: host seconds of the first matching line.
-ts() { grep -E -m1 -- "$2" "$logdir/boot$1.log" | cut -d' ' -f1; }
-# field BOOT REGEX KEY: KEY=value from the first matching line.
-field() {
-	grep -E -m1 -- "$2" "$logdir/boot$1.log" |
-		tr ' ' '\n' | sed -n "s/^$3=//p" | head -n 1
-}
 torpor_resume_rc() {
 	grep -m1 'VM: torpor-resume exit' "$logdir/boot$1.log" | awk '{print $NF}'
 }

@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# dracut module: torpor-resume in the initramfs, as a pre-mount hook or, in a
-# systemd initrd, as torpor-resume.service.
+# dracut module: torpor-resume in the initramfs, as torpor-resume.service in
+# a systemd initrd, as a pre-mount hook otherwise.
 check() {
-	[[ -x @sbindir@/torpor-resume ]] || return 1
+	require_binaries @sbindir@/torpor-resume || return 1
+	[[ -f @sysconfdir@/torpor/torpor.conf ]] || return 1
 	return 0
 }
 
@@ -12,16 +13,26 @@ depends() {
 }
 
 install() {
+	local list kind path
+
+	list=$(@libexecdir@/torpor/initramfs-files) || {
+		derror "torpor: the initramfs could not resume a torpor image"
+		return 1
+	}
 	inst_binary @sbindir@/torpor-resume
-	local p
-	for p in @plugindir@/*.so; do
-		[[ -e $p ]] && inst_library "$p"
-	done
-	inst_simple /etc/torpor/torpor.conf
-	[[ -f /etc/torpor/crypt.key ]] && inst_simple /etc/torpor/crypt.key
-	[[ -f /etc/torpor/crypt.keyfile ]] && inst_simple /etc/torpor/crypt.keyfile
+	inst_script @libexecdir@/torpor/torpor-initrd-resume
+	while read -r kind path; do
+		case $kind in
+		# inst_binary resolves the plugin's libraries (ldd), as for
+		# an executable.
+		plugin) inst_binary "$path" ;;
+		file) inst_simple "$path" ;;
+		esac
+	done <<<"$list"
+	inst_multiple -o grep head mkdir
 	if dracut_module_included "systemd"; then
-		inst_simple "${systemdsystemunitdir}/torpor-resume.service"
+		inst_simple "$moddir/torpor-resume.service" \
+			"$systemdsystemunitdir/torpor-resume.service"
 		$SYSTEMCTL -q --root "$initdir" enable torpor-resume.service
 	else
 		inst_hook pre-mount 10 "$moddir/torpor-resume.sh"

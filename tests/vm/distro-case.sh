@@ -1,0 +1,305 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The distribution cases of the VM suite: a real Debian 12 with systemd as
+# PID 1, torpor installed with `meson install`, configured by hand the way
+# README.md says, hibernated with `systemctl hibernate`.
+#   boot 1  the marker starts in a service; the root filesystem (ext4) is
+#           written to; `systemctl hibernate`; the machine must power off
+#   boot 2  the initramfs (initramfs-tools or dracut) resumes: the marker
+#           prints the same token and checksum, the system-sleep hook ran
+#           pre and post, systemd-hibernate.service succeeded
+#           (corrupt: the image is refused, a normal boot, swap usable)
+#   boot 3  no image left, swap active, no failed unit (not for corrupt)
+# then the host checks the root filesystem with e2fsck -fn.
+#
+# Usage: distro-case.sh CASE SRCDIR BUILDDIR [LOGDIR]
+#   CASE: distro-initramfs-tools | distro-corrupt | distro-dracut
+# Exit: 0 passed, 1 failed, 77 QEMU or the package archive is unreachable.
+# Environment: TORPOR_VM_CACHE (default /var/cache/torpor-vm) keeps the
+# Debian root filesystems; TORPOR_VM_TIMEOUT_SCALE stretches the timeouts;
+# TORPOR_VM_KEEP_DISK=1 keeps LOGDIR/disk.img.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+[ $# -ge 3 ] || { echo "usage: $0 CASE SRCDIR BUILDDIR [LOGDIR]" >&2; exit 1; }
+case_name=$1
+srcdir=$(cd "$2" && pwd)
+builddir=$(cd "$3" && pwd)
+logdir=${4:-$builddir/tests/vm/vm-logs/$case_name}
+mkdir -p "$logdir"
+logdir=$(cd "$logdir" && pwd)
+scale=${TORPOR_VM_TIMEOUT_SCALE:-1}
+cache=${TORPOR_VM_CACHE:-/var/cache/torpor-vm}
+MEM=512
+
+skip() {
+	echo "***********************************************************" >&2
+	echo "vm: SKIP $case_name: $*" >&2
+	echo "***********************************************************" >&2
+	exit 77
+}
+failures=0
+fail() {
+	echo "vm: FAIL $case_name: $*" >&2
+	failures=$((failures + 1))
+}
+die() { fail "$*"; exit 1; }
+note() { echo "vm: $case_name: $*"; }
+
+gen=initramfs-tools corrupt=0
+case "$case_name" in
+distro-initramfs-tools) ;;
+distro-corrupt) corrupt=1 ;;
+distro-dracut) gen=dracut ;;
+*) echo "distro-case: unknown case '$case_name'" >&2; exit 1 ;;
+esac
+
+# --- What the case needs on the host -------------------------------------
+if ! command -v qemu-system-x86_64 >/dev/null || ! command -v mmdebstrap >/dev/null ||
+   ! command -v sfdisk >/dev/null || ! ls /boot/vmlinuz-* >/dev/null 2>&1; then
+	"$here/install-deps.sh"
+	case $? in
+	0) ;;
+	77) skip "QEMU, mmdebstrap or a kernel is missing and cannot be installed" ;;
+	*) skip "installing QEMU, mmdebstrap or the kernel failed (package archive unreachable?)" ;;
+	esac
+fi
+qemu-system-x86_64 -version >/dev/null 2>&1 || skip "qemu-system-x86_64 does not start"
+[ "$(id -u)" = 0 ] || skip "not root: the guest's root filesystem cannot be assembled"
+
+kernel=
+for k in $(ls /boot/vmlinuz-* 2>/dev/null | sort -V -r); do
+	[ -d "/lib/modules/${k#/boot/vmlinuz-}" ] && { kernel=$k; break; }
+done
+[ -n "$kernel" ] || skip "no /boot/vmlinuz-* with its modules"
+kver=${kernel#/boot/vmlinuz-}
+# The uncompressed kernel the busybox cases extracted boots faster (PVH).
+[ -s "$builddir/vm-kernel/vmlinux-$kver" ] && kernel=$builddir/vm-kernel/vmlinux-$kver
+
+# --- The Debian 12 root filesystem (cached) ------------------------------
+tarball=$("$here/build-debian.sh" "$gen" "$kver" "$cache")
+case $? in
+0) ;;
+77) skip "the Debian package archive cannot be reached" ;;
+*) die "building the Debian 12 root filesystem failed (see $cache/build-$gen.log)" ;;
+esac
+
+# --- torpor, built for /usr as README says --------------------------------
+pb=$builddir/vm-distro-prefix
+if [ ! -f "$pb/build.ninja" ]; then
+	meson setup "$pb" "$srcdir" --prefix=/usr --sysconfdir=/etc \
+		--localstatedir=/var -Dtests=disabled -Dbuildtype=debugoptimized \
+		>"$logdir/meson-setup.log" 2>&1 ||
+		{ cat "$logdir/meson-setup.log" >&2; die "meson setup for /usr failed"; }
+fi
+ninja -C "$pb" -j2 >"$logdir/ninja.log" 2>&1 ||
+	{ tail -30 "$logdir/ninja.log" >&2; die "building torpor for /usr failed"; }
+
+# --- The guest: root filesystem, configuration, initramfs -----------------
+root=$logdir/root
+disk=$logdir/disk.img
+cleanup() {
+	rm -rf "$root"
+	[ "${TORPOR_VM_KEEP_DISK:-0}" = 1 ] || rm -f "$disk"
+}
+trap cleanup EXIT
+rm -rf "$root" "$logdir"/boot*.log
+mkdir -p "$root"
+tar -xf "$tarball" -C "$root" || die "unpacking $tarball failed"
+meson install -C "$pb" --destdir "$root" --no-rebuild --quiet \
+	>"$logdir/meson-install.log" 2>&1 ||
+	{ cat "$logdir/meson-install.log" >&2; die "meson install --destdir failed"; }
+
+# in_guest CMD...: run CMD in the guest's root with /proc, /sys and /dev,
+# in a mount namespace of its own (the mounts go with it).
+in_guest() {
+	unshare --mount --propagation private -- sh -c '
+		r=$1; shift
+		mount -t proc proc "$r/proc" && mount -t sysfs sys "$r/sys" &&
+		mount --rbind /dev "$r/dev" && exec chroot "$r" "$@"' sh "$root" "$@"
+}
+
+# The configuration, step by step as README.md gives it.
+configure_guest() {
+	mkdir -p "$root/etc/torpor"
+	cat >"$root/etc/torpor/torpor.conf" <<-EOF
+	# VM suite case $case_name
+	[torpor]
+	writer = swap
+	filters = lz4, checksum
+
+	[swap]
+	device = /dev/vda2
+	EOF
+	echo "/dev/vda2 none swap sw 0 0" >>"$root/etc/fstab"
+	if [ "$gen" = initramfs-tools ]; then
+		echo "RESUME=none" >"$root/etc/initramfs-tools/conf.d/resume"
+		# The suite's own: only the modules this guest needs, so
+		# that update-initramfs takes seconds, not minutes.
+		echo "MODULES=list" >"$root/etc/initramfs-tools/conf.d/torpor-vm"
+		printf '%s\n' virtio_pci virtio_blk ext4 \
+			>>"$root/etc/initramfs-tools/modules"
+	fi
+	# The case's own pieces: the marker, the driver, a system-sleep hook.
+	install -m 755 "$builddir/tests/vm/marker" "$root/usr/local/bin/marker"
+	install -m 755 "$here/distro/driver" "$root/usr/local/sbin/torpor-vm-driver"
+	install -m 755 "$here/distro/sleep-hook" \
+		"$root/usr/lib/systemd/system-sleep/torpor-vm-hook"
+	install -m 644 "$here/distro/torpor-vm-marker.service" \
+		"$here/distro/torpor-vm-driver.service" "$root/etc/systemd/system/"
+	mkdir -p "$root/etc/systemd/system/systemd-hibernate.service.d"
+	install -m 644 "$here/distro/hibernate-console.conf" \
+		"$root/etc/systemd/system/systemd-hibernate.service.d/vm-console.conf"
+	in_guest systemctl enable -q torpor-vm-marker.service torpor-vm-driver.service
+}
+configure_guest >"$logdir/configure.log" 2>&1 ||
+	{ cat "$logdir/configure.log" >&2; die "configuring the guest failed"; }
+
+if [ "$gen" = initramfs-tools ]; then
+	in_guest update-initramfs -u -k "$kver" >"$logdir/initramfs.log" 2>&1
+else
+	# Built in a chroot: host-only mode would look at this host's disks
+	# (build-debian.sh's dracut.conf.d says no-hostonly, virtio and ext4).
+	in_guest dracut -f --kver "$kver" >"$logdir/initramfs.log" 2>&1
+fi || { tail -30 "$logdir/initramfs.log" >&2; die "$gen failed"; }
+initrd=$logdir/initrd.img
+cp "$root/boot/initrd.img-$kver" "$initrd" || die "no initrd.img-$kver in the guest"
+
+# What went into the initramfs: torpor-resume, the chain's plugins and
+# their libraries, the configuration.
+if [ "$gen" = initramfs-tools ]; then
+	in_guest lsinitramfs "/boot/initrd.img-$kver" >"$logdir/initrd.list" 2>/dev/null
+else
+	in_guest lsinitrd "/boot/initrd.img-$kver" >"$logdir/initrd.list" 2>/dev/null
+fi
+for want in sbin/torpor-resume torpor/plugins/swap.so torpor/plugins/lz4.so \
+	    torpor/plugins/checksum.so liblz4.so libgcrypt.so libinih.so \
+	    etc/torpor/torpor.conf; do
+	grep -q -- "$want" "$logdir/initrd.list" || fail "the initramfs lacks $want"
+done
+grep -q 'torpor/plugins/zlib.so' "$logdir/initrd.list" &&
+	fail "the initramfs has a plugin the chain does not use (zlib)"
+
+# --- The disk: ext4 root on vda1, swap on vda2 ----------------------------
+root_start=2048 root_sectors=$((1536 * 2048)) swap_sectors=$((768 * 2048))
+swap_start=$((root_start + root_sectors))
+rm -f "$disk"
+truncate -s $(((swap_start + swap_sectors) * 512)) "$disk"
+printf 'label: dos\n%s,%s,83\n%s,%s,82\n' "$root_start" "$root_sectors" \
+	"$swap_start" "$swap_sectors" | sfdisk -q "$disk" || die "sfdisk failed"
+mkfs.ext4 -q -F -E offset=$((root_start * 512)) -d "$root" "$disk" \
+	$((root_sectors / 2))k || die "mkfs.ext4 -d failed"
+truncate -s $((swap_sectors * 512)) "$logdir/swap.img"
+mkswap -q "$logdir/swap.img" >/dev/null || die "mkswap failed"
+dd if="$logdir/swap.img" of="$disk" bs=4096 count=1 seek=$((swap_start / 8)) \
+	conv=notrunc 2>/dev/null
+rm -f "$logdir/swap.img" && rm -rf "$root"
+swap_tail() {
+	dd if="$disk" bs=1 skip=$((swap_start * 512 + 4086)) count=10 2>/dev/null | tr -d '\0'
+}
+
+# --- Booting --------------------------------------------------------------
+. "$here/qemu-lib.sh"
+# boot N TIMEOUT: sets boot_rc and boot_secs.
+boot() {
+	local n=$1 limit=$(($2 * scale))
+	local append="root=/dev/vda1 ro console=ttyS0 quiet loglevel=4 panic=-1"
+	append="$append systemd.show_status=false torpor.boot=$n"
+	note "boot $n (timeout ${limit}s)"
+	qemu_boot "$logdir/boot$n.log" "$limit" "$MEM" "$kernel" "$initrd" "$append" "$disk"
+	note "boot $n: QEMU exit $boot_rc after ${boot_secs}s"
+	[ "$boot_rc" = 124 ] && fail "boot $n did not power off within ${limit}s"
+	grep -qE 'Kernel panic|BUG:|Oops' "$logdir/boot$n.log" &&
+		fail "boot $n: kernel panic or oops"
+	return 0
+}
+show_logs() {
+	local f
+	[ "$failures" -gt 0 ] || return 0
+	for f in "$logdir"/boot*.log; do
+		echo "======== $f ========" >&2
+		cat "$f" >&2
+	done
+	echo "vm: $case_name: $failures failure(s); logs in $logdir" >&2
+}
+trap 'show_logs; cleanup' EXIT
+
+# Boot 1: the marker, data on the root filesystem, `systemctl hibernate`.
+boot 1 400
+boot1_secs=$boot_secs
+has 1 '^[0-9.]+ .*MARKER pid=' || fail "boot 1: the marker did not start"
+token=$(field 1 'MARKER pid=' token)
+sum=$(field 1 'MARKER pid=' sum)
+data=$(field 1 'TORPOR-VM: data=' data)
+has 1 'TORPOR-VM: hibernate start' || fail "boot 1 did not reach systemctl hibernate"
+has 1 'systemctl hibernate refused' && fail "boot 1: logind refused systemctl hibernate"
+has 1 'hook pre hibernate action=hibernate' || fail "boot 1: the system-sleep hook did not run pre"
+has 1 'TORPOR-VM: resumed' && fail "boot 1: the hibernation returned instead of powering off"
+[ "$(swap_tail)" != SWAPSPACE2 ] || fail "after boot 1 the swap area holds no image"
+[ "$failures" = 0 ] || exit 1
+
+if [ "$corrupt" = 1 ]; then
+	# Swap pages are handed out from the start of an empty area: the
+	# middle of the stored bytes lies inside the image.
+	mib=$(grep -hoE '[0-9.]+ MiB stored' "$logdir/boot1.log" | head -n1 | cut -d' ' -f1)
+	mib=${mib:-8}
+	at=$((swap_start * 512 + 4096 + ${mib%.*} * 1024 * 1024 / 2))
+	old=$(od -A n -t u1 -j "$at" -N 1 "$disk" | tr -d ' ')
+	printf "$(printf '\\%03o' $((old ^ 0x5a)))" |
+		dd of="$disk" bs=1 seek="$at" count=1 conv=notrunc 2>/dev/null
+	note "flipped the byte at $at"
+fi
+
+# Boot 2: the initramfs resumes (or refuses the corrupt image).
+boot 2 400
+boot2_secs=$boot_secs
+after_re="MARKER-AFTER .*token=$token sum=$sum"
+if [ "$corrupt" = 0 ]; then
+	has 2 "$after_re" || fail "boot 2: no MARKER-AFTER with token=$token sum=$sum"
+	has 2 'TORPOR-VM: resumed hibernate-service=success status=0' ||
+		fail "boot 2: systemd-hibernate.service did not succeed: $(grep -h 'TORPOR-VM: resumed' "$logdir/boot2.log")"
+	has 2 'hooks=pre hibernate hibernate;post hibernate hibernate;' ||
+		fail "boot 2: the hooks did not run pre then post: $(grep -h 'hooks=' "$logdir/boot2.log")"
+	has 2 "data-after=$data" || fail "boot 2: the data written before hibernation is not there"
+else
+	has 2 'MARKER-AFTER' && fail "boot 2 resumed a corrupt image"
+	has 2 'torpor: the hibernation image was refused; booting normally' ||
+		fail "boot 2: no console line saying the image was refused"
+	has 2 'TORPOR-VM: normal boot 2 swaps=/dev/vda2' ||
+		fail "boot 2: swap is not active after the refusal"
+	[ "$(swap_tail)" = SWAPSPACE2 ] || fail "after the refusal the swap signature is not back"
+fi
+
+# Boot 3: nothing left to resume, a normal boot.
+if [ "$corrupt" = 0 ]; then
+	boot 3 300
+	has 3 'MARKER-AFTER' && fail "boot 3 resumed again"
+	has 3 'torpor: no hibernation image to resume; booting normally' ||
+		fail "boot 3: no console line saying there was no image"
+	has 3 'TORPOR-VM: normal boot 3 swaps=/dev/vda2' || fail "boot 3: swap is not active"
+	has 3 "TORPOR-VM: data=$data" || fail "boot 3: the data written before hibernation is lost"
+	has 3 'TORPOR-VM: failed-units=$' ||
+		fail "boot 3: failed units: $(grep -h 'failed-units=' "$logdir/boot3.log")"
+	[ "$(swap_tail)" = SWAPSPACE2 ] || fail "after boot 3 the swap signature is not back"
+fi
+
+# The root filesystem, checked from the host after the last power-off.
+dd if="$disk" of="$logdir/rootfs.img" bs=1M skip=$((root_start / 2048)) \
+	count=$((root_sectors / 2048)) conv=sparse 2>/dev/null
+e2fsck -fn "$logdir/rootfs.img" >"$logdir/e2fsck.log" 2>&1 ||
+	{ cat "$logdir/e2fsck.log" >&2; fail "the root filesystem is not clean"; }
+rm -f "$logdir/rootfs.img"
+
+# Figures: boot to marker, trigger to power-off, boot to marker back.
+t_marker=$(ts 1 'MARKER pid=')
+t_trigger=$(ts 1 'TORPOR-VM: hibernate start')
+t_back=$(ts 2 'MARKER-AFTER')
+stored=$(grep -hoE '[0-9.]+ MiB stored' "$logdir/boot1.log" | head -n1)
+line="VM-TIMING case=$case_name generator=$gen boot-to-marker=${t_marker:-?}s"
+line="$line trigger-to-poweroff=$(awk -v a="${t_trigger:-0}" -v b="$boot1_secs" 'BEGIN { printf "%.1f", b - a }')s"
+line="$line boot-to-marker-back=${t_back:-n/a}s boot2=${boot2_secs}s stored=${stored:-?}"
+echo "$line" | tee "$logdir/timing.txt"
+[ "$failures" = 0 ] || exit 1
+note "passed"
+exit 0
