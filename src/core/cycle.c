@@ -205,11 +205,12 @@ cycle_prepare(struct cycle *cy)
 	struct torpor_session *s = cy->s;
 	int r;
 
-	r = initramfs_check(s, &(struct initramfs_check_options){
-				    .force = cy->o->force });
+	/* The device first: a user who may not hibernate hears that. */
+	r = snapshot_open(s->config->snapshot, SNAPSHOT_MODE_HIBERNATE, &cy->snap);
 	if (r < 0)
 		return r;
-	r = snapshot_open(s->config->snapshot, SNAPSHOT_MODE_HIBERNATE, &cy->snap);
+	r = initramfs_check(s, &(struct initramfs_check_options){
+				    .force = cy->o->force });
 	if (r < 0)
 		return r;
 	host_set_snapshot(cy->snap);

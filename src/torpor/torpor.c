@@ -232,7 +232,10 @@ via_daemon(const struct client_request *rq)
 		return CLIENT_NO_DAEMON;
 	}
 	if (!arg_socket && (arg_config || arg_plugin_dir || arg_passphrase_file)) {
-		log_notice("running directly: --config, --plugin-dir and --passphrase-file are for this command, not torpord");
+		/* Said for a hibernation; a report (status) stays quiet. */
+		log_full(strcmp(rq->request, "hibernate") == 0 ?
+			 TORPOR_LOG_NOTICE : TORPOR_LOG_INFO, NULL,
+			 "running directly: --config, --plugin-dir and --passphrase-file are for this command, not torpord");
 		return CLIENT_NO_DAEMON;
 	}
 	r = client_run(path, rq);
@@ -567,7 +570,7 @@ apply_option(int id, const char *arg)
 		break;
 	case OPT_AFTER:
 		if (config_after_from_name(arg) < 0) {
-			log_error("--after: '%s' is not poweroff, reboot or suspend", arg);
+			log_error("--after '%s': expected poweroff, reboot or suspend", arg);
 			return EXIT_FAILURE;
 		}
 		arg_after = arg;

@@ -216,19 +216,19 @@ case_reload() {
 	expect_err 'last good one is kept' "the reload says the old one is kept"
 	t_run "status" tc status
 	expect_rc 0 "status after a refused reload"
-	expect_out 'filters: +lzo' "the old configuration is still in use"
+	expect_out 'chain: +lzo -> raw' "the old configuration is still in use"
 	t_run "hibernate" tc hibernate --test
 	expect_rc 0 "hibernate --test with the kept configuration"
 	echo "threads = many" >>"$CONF"
 	kill -HUP "$DPID"
 	t_run "status after HUP" tc status
-	expect_out 'filters: +lzo' "SIGHUP with a broken file keeps the old one"
+	expect_out 'chain: +lzo -> raw' "SIGHUP with a broken file keeps the old one"
 	grep -q "torpor.conf:.*threads" "$DLOG" || fail "SIGHUP's error is not logged"
 	write_config sim:8M ""
 	t_run "reload good" tc reload
 	expect_rc 0 "reload with a good configuration"
 	t_run "status new" tc status
-	expect_out 'filters: +\(none\)' "the new configuration is in use"
+	expect_out 'chain: +raw$' "the new configuration is in use"
 }
 
 case_after() {
