@@ -156,7 +156,7 @@ power_cuts() {
 	done
 	[ "$real" -ge "$cuts" ] || fail "only $real real cuts in $((round - 1)) rounds"
 	cuts=$real
-	note "power cuts: $cuts cuts, $fresh left no image (fresh boot), $resumed left a complete image that resumed"
-	echo "VM-TIMING $case_name cuts $cuts fresh $fresh resumed $resumed seed $seed" |
+	note "power cuts: $((round - 1)) rounds, $cuts real cuts; after them $fresh boots found no image, $resumed resumed an image that was complete"
+	echo "VM-TIMING $case_name rounds $((round - 1)) cuts $cuts fresh $fresh resumed $resumed seed $seed" |
 		tee "$logdir/timing.txt"
 }
