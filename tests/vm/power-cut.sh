@@ -16,7 +16,8 @@
 # A last uncut cycle shows that hibernation still works afterwards.
 #
 # The cut points come from a seed printed in the log: TORPOR_VM_SEED=N
-# replays a run, TORPOR_VM_CUTS=N sets the number of cuts (default 12).
+# replays a run, TORPOR_VM_CUTS=N sets the number of real cuts (default 12;
+# a round where QEMU had powered off before the cut does not count).
 
 # boot_cut N TENTH EXTRA_MS MKSWAP: a hibernating boot (torpor -v prints a
 # progress line per tenth of the stream), cut EXTRA_MS after the line for
@@ -116,14 +117,22 @@ power_cuts() {
 	local cuts=${TORPOR_VM_CUTS:-12} n tenth extra at mk=1 resumed=0 fresh=0
 	note "power cuts: seed=$seed cuts=$cuts (replay: TORPOR_VM_SEED=$seed)"
 	RANDOM=$seed
-	for ((n = 1; n <= cuts + 1; n++)); do
+	# Rounds go on until $cuts of them were real cuts (a cut that comes
+	# after QEMU powered off by itself is none), then one uncut round.
+	local round=0 real=0 last=0
+	while [ "$last" = 0 ]; do
+		round=$((round + 1))
+		n=$round
 		# Where: a tenth of the stream (0: before it), and up to
 		# 300 ms more (2 s around the freeze).
-		tenth=$((RANDOM % 11))
+		tenth=$((RANDOM % 10))
 		extra=$((RANDOM % 300))
 		[ "$tenth" = 0 ] && extra=$((RANDOM % 2000))
 		# The last round is not cut: hibernation still works.
-		[ "$n" -gt "$cuts" ] && tenth=none
+		if [ "$real" -ge "$cuts" ] || [ "$round" -gt $((cuts + 6)) ]; then
+			tenth=none
+			last=1
+		fi
 		boot_cut "$n" "$tenth" "$extra" "$mk"
 		mk=0
 		case $tenth in
@@ -131,10 +140,11 @@ power_cuts() {
 		none) at="nothing (no cut)" ;;
 		*) at="the ${tenth}0% line" ;;
 		esac
-		note "cut $n: $extra ms after $at: $cut_state; last line: $(last_words "$n"); disk: $(disk_state)"
+		note "round $n: $extra ms after $at: $cut_state; last line: $(last_words "$n"); disk: $(disk_state)"
 		check_boot "$n"
-		note "cut $n: check boot: $check_result"
-		if [ "$n" -le "$cuts" ]; then
+		note "round $n: check boot: $check_result"
+		if [ "$last" = 0 ]; then
+			[ "$cut_state" = cut ] && real=$((real + 1))
 			case $check_result in
 			resumed) resumed=$((resumed + 1)) ;;
 			fresh) fresh=$((fresh + 1)) ;;
@@ -144,7 +154,9 @@ power_cuts() {
 		fi
 		[ "$failures" = 0 ] || break
 	done
-	note "power cuts: $cuts cuts, $fresh left no image (fresh boot), $resumed left a complete image that resumed"
-	echo "VM-TIMING $case_name cuts $cuts fresh $fresh resumed $resumed seed $seed" |
+	[ "$real" -ge "$cuts" ] || fail "only $real real cuts in $((round - 1)) rounds"
+	cuts=$real
+	note "power cuts: $((round - 1)) rounds, $cuts real cuts; after them $fresh boots found no image, $resumed resumed an image that was complete"
+	echo "VM-TIMING $case_name rounds $((round - 1)) cuts $cuts fresh $fresh resumed $resumed seed $seed" |
 		tee "$logdir/timing.txt"
 }
