@@ -29,7 +29,7 @@ install() {
 		file) inst_simple "$path" ;;
 		esac
 	done <<<"$list"
-	inst_multiple -o grep head mkdir
+	inst_multiple mkdir
 	if dracut_module_included "systemd"; then
 		inst_simple "$moddir/torpor-resume.service" \
 			"$systemdsystemunitdir/torpor-resume.service"
