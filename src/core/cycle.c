@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "host.h"
 #include "initramfs-check.h"
 #include "log.h"
+#include "memroom.h"
 #include "plugin-call.h"
 #include "pool.h"
 #include "snapshot-internal.h"
@@ -40,6 +42,7 @@ struct cycle {
 	bool woke;		/* came back from suspend to RAM, not disk */
 	bool pre_done;		/* plugins were told: about to freeze */
 	double t0;
+	unsigned threads;	/* the pool's, within the memory room */
 	int phase;		/* the phase running, -1: none yet */
 	double phase_t0;	/* when it began (CLOCK_MONOTONIC) */
 };
@@ -156,9 +159,19 @@ check_memory(struct cycle *cy)
 {
 	size_t page = cy->chain.page_size;
 	uint64_t plugins = registry_memory_needed(&cy->s->reg, page);
-	uint64_t pool = pool_memory(&cy->chain, session_threads(cy->s));
-	uint64_t need = STREAM_IO_SIZE + page;
-	uint64_t avail = session_meminfo("MemAvailable");
+	uint64_t need = STREAM_IO_SIZE + page, pool;
+	char where[PATH_MAX];
+	uint64_t avail = memroom_available(where, sizeof(where));
+	unsigned asked = session_threads(cy->s);
+
+	/* Under a cgroup's limit (or little free memory) fewer threads. */
+	cy->threads = pool_threads_within(&cy->chain, asked, need, avail);
+	if (cy->threads < asked)
+		log_notice("worker threads: %u instead of %u: the pool stays under %u MiB and within half of what %s leaves (%" PRIu64 " MiB)",
+			   cy->threads, asked, POOL_MEMORY_BUDGET >> 20,
+			   where[0] ? where : "the system's free memory",
+			   avail >> 20);
+	pool = pool_memory(&cy->chain, cy->threads);
 
 	/* Every figure may be saturated; so is the sum. */
 	need = pool > UINT64_MAX - need ? UINT64_MAX : need + pool;
@@ -166,8 +179,10 @@ check_memory(struct cycle *cy)
 	       need + plugins * page;
 	if (avail == 0 || need <= avail)
 		return 0;
-	return log_error_errno(-ENOMEM, "not enough memory to hibernate: the plugins and buffers need %" PRIu64 " MiB, %" PRIu64 " MiB are available",
-			       need / 1048576 + (need % 1048576 != 0), avail >> 20);
+	return log_error_errno(-ENOMEM, "not enough memory to hibernate: the plugins and buffers need %" PRIu64 " MiB, %s leaves %" PRIu64 " MiB",
+			       need / 1048576 + (need % 1048576 != 0),
+			       where[0] ? where : "the system's free memory",
+			       avail >> 20);
 }
 
 /* The header holds the chain and each plugin's saved configuration: check
@@ -232,7 +247,7 @@ cycle_prepare(struct cycle *cy)
 	cy->first_page = chain_alloc_buffer(cy->chain.page_size);
 	r = cy->first_page ? stream_out_init(&cy->out, cy->chain.writer) : -ENOMEM;
 	if (r >= 0)
-		r = pool_init(&cy->pool, &cy->chain, POOL_ENCODE, session_threads(s));
+		r = pool_init(&cy->pool, &cy->chain, POOL_ENCODE, cy->threads);
 	if (r < 0)
 		return log_error_errno(r, "could not allocate the stream buffers: %m");
 	return 0;

@@ -109,6 +109,16 @@ pool_memory(const struct chain *c, unsigned threads)
 	return memory_of(c, pool_threads_for(c, threads));
 }
 
+unsigned
+pool_threads_within(const struct chain *c, unsigned threads, uint64_t fixed,
+		    uint64_t room)
+{
+	threads = pool_threads_for(c, threads);
+	while (room && threads > 1 && pool_memory(c, threads) + fixed > room / 2)
+		threads--;
+	return threads;
+}
+
 /*
  * The filter states are made once the image exists (thread_init() comes
  * after start_stream() in ABI 2, and crypt draws its key there), with the

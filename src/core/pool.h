@@ -82,6 +82,13 @@ unsigned pool_threads_for(const struct chain *c, unsigned threads);
  * filter states. */
 size_t pool_memory(const struct chain *c, unsigned threads);
 
+/* pool_threads_for(), lowered further while the pool and fixed more bytes
+ * would take more than half of room (what the process may still take,
+ * memroom_available(); the rest is for the process and the plugins), down
+ * to one thread.  room 0: unknown, not lowered. */
+unsigned pool_threads_within(const struct chain *c, unsigned threads,
+			     uint64_t fixed, uint64_t room);
+
 /* Allocate every buffer.  Threads: 0 = none (the caller runs the chain);
  * more than pool_threads_for() allows are lowered to that, with a notice
  * in the log. */

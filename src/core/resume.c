@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "chain.h"
 #include "host.h"
 #include "log.h"
+#include "memroom.h"
 #include "plugin-call.h"
 #include "pool.h"
 #include "resume.h"
@@ -322,18 +324,50 @@ resume_rebuild_chain(struct resume *rs)
 	return 0;
 }
 
+/*
+ * The pool's threads within what this process may still take: its cgroups'
+ * memory limits as well as the system's free memory (the kernel needs the
+ * rest for the image's pages).  The pool and the read-ahead ring get at
+ * most half of it, down to one thread; when even one does not fit, the
+ * resume stops here, before anything was handed to the kernel.
+ */
+static int
+resume_threads(const struct resume *rs, unsigned *ret)
+{
+	uint64_t fixed = (uint64_t)STREAM_READ_PIECES * STREAM_IO_SIZE, need;
+	unsigned asked = session_threads(rs->s), t;
+	char where[PATH_MAX];
+	uint64_t room = memroom_available(where, sizeof(where));
+	const char *limit = where[0] ? where : "the system's free memory";
+
+	t = pool_threads_within(&rs->c, asked, fixed, room);
+	need = pool_memory(&rs->c, t) + fixed;
+	if (room && need > room)
+		return log_error_errno(-ENOMEM, "not enough memory to resume: the buffers need %" PRIu64 " MiB and %s leaves %" PRIu64 " MiB",
+				       (need >> 20) + 1, limit, room >> 20);
+	if (t < asked)
+		log_notice("worker threads: %u instead of %u: the pool stays under %u MiB and within half of what %s leaves (%" PRIu64 " MiB)",
+			   t, asked, POOL_MEMORY_BUDGET >> 20, limit, room >> 20);
+	*ret = t;
+	return 0;
+}
+
 /* Everything the stream needs, allocated and touched before the freeze:
  * the chain's stream, the pool's buffers, the read-ahead ring.  Threads
  * come later (resume_stream): the freezer would stop them. */
 static int
 resume_prepare(struct resume *rs)
 {
+	unsigned threads = 1;
 	int r;
 
 	r = chain_start_stream(&rs->c, &rs->h);
 	if (r < 0)
 		return judge_plugin_error(rs, r);
-	r = pool_init(&rs->pool, &rs->c, POOL_DECODE, session_threads(rs->s));
+	r = resume_threads(rs, &threads);
+	if (r < 0)
+		return r;
+	r = pool_init(&rs->pool, &rs->c, POOL_DECODE, threads);
 	if (r >= 0)
 		r = stream_in_init(&rs->in, rs->writer, rs->h.stored_bytes);
 	if (r < 0)

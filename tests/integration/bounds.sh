@@ -113,7 +113,7 @@ threads)
 	write_config "sim:$((2048 * 4096)):9" "checksum" "threads = 256" "chunk_pages = 1024"
 	t_run hib limited "$TORPOR" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" hibernate --direct
 	expect_rc 0 "threads = 256, chunk_pages = 1024: hibernate"
-	expect_err "worker threads: 1 instead of 256, .* the pool stays under 64 MiB" \
+	expect_err "worker threads: 1 instead of 256.* the pool stays under 64 MiB" \
 		"threads = 256: the notice"
 	t_run res limited "$TORPOR_RESUME" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" \
 		--cmdline /dev/null
