@@ -279,9 +279,10 @@ direct_progress(void *ctx, const struct stream_progress *p)
 
 	progress_figures(p, dv->stream_t0, session_now(), &f);
 	view_progress(&dv->v, "write", &f);
-	/* -v off a tty: a line per tenth of the stream as well (the VM
-	 * suite's power cuts aim at them). */
-	if (arg_verbose && !dv->v.tty)
+	/* -v: a line per tenth of the stream, as it happens (the VM suite's
+	 * power cuts aim at them; a bar on a serial console reaches the other
+	 * end only with its newline, at the end of the phase). */
+	if (arg_verbose)
 		session_print_progress(NULL, p);
 }
 
@@ -308,6 +309,8 @@ cmd_hibernate(int argc, char **argv)
 	if (r != CLIENT_NO_DAEMON)
 		return r;
 	view_init(&dv.v);
+	if (arg_verbose)
+		dv.v.tty = false;	/* lines, not a bar */
 	r = open_session(&s, true);
 	if (r < 0)
 		return EXIT_FAILURE;
