@@ -21,7 +21,6 @@
 #include "host.h"
 #include "initramfs-check.h"
 #include "log.h"
-#include "memroom.h"
 #include "plugin-call.h"
 #include "pool.h"
 #include "snapshot-internal.h"
@@ -159,18 +158,12 @@ check_memory(struct cycle *cy)
 {
 	size_t page = cy->chain.page_size;
 	uint64_t plugins = registry_memory_needed(&cy->s->reg, page);
-	uint64_t need = STREAM_IO_SIZE + page, pool;
-	char where[PATH_MAX];
-	uint64_t avail = memroom_available(where, sizeof(where));
-	unsigned asked = session_threads(cy->s);
+	uint64_t need = STREAM_IO_SIZE + page, pool, avail;
+	char limit[PATH_MAX];
 
 	/* Under a cgroup's limit (or little free memory) fewer threads. */
-	cy->threads = pool_threads_within(&cy->chain, asked, need, avail);
-	if (cy->threads < asked)
-		log_notice("worker threads: %u instead of %u: the pool stays under %u MiB and within half of what %s leaves (%" PRIu64 " MiB)",
-			   cy->threads, asked, POOL_MEMORY_BUDGET >> 20,
-			   where[0] ? where : "the system's free memory",
-			   avail >> 20);
+	cy->threads = session_pool_threads(cy->s, &cy->chain, need, &avail,
+					   limit, sizeof(limit));
 	pool = pool_memory(&cy->chain, cy->threads);
 
 	/* Every figure may be saturated; so is the sum. */
@@ -180,8 +173,7 @@ check_memory(struct cycle *cy)
 	if (avail == 0 || need <= avail)
 		return 0;
 	return log_error_errno(-ENOMEM, "not enough memory to hibernate: the plugins and buffers need %" PRIu64 " MiB, %s leaves %" PRIu64 " MiB",
-			       need / 1048576 + (need % 1048576 != 0),
-			       where[0] ? where : "the system's free memory",
+			       need / 1048576 + (need % 1048576 != 0), limit,
 			       avail >> 20);
 }
 

@@ -21,7 +21,6 @@
 #include "chain.h"
 #include "host.h"
 #include "log.h"
-#include "memroom.h"
 #include "plugin-call.h"
 #include "pool.h"
 #include "resume.h"
@@ -335,19 +334,16 @@ static int
 resume_threads(const struct resume *rs, unsigned *ret)
 {
 	uint64_t fixed = (uint64_t)STREAM_READ_PIECES * STREAM_IO_SIZE, need;
-	unsigned asked = session_threads(rs->s), t;
-	char where[PATH_MAX];
-	uint64_t room = memroom_available(where, sizeof(where));
-	const char *limit = where[0] ? where : "the system's free memory";
+	char limit[PATH_MAX];
+	uint64_t room;
+	unsigned t;
 
-	t = pool_threads_within(&rs->c, asked, fixed, room);
+	t = session_pool_threads(rs->s, &rs->c, fixed, &room, limit,
+				 sizeof(limit));
 	need = pool_memory(&rs->c, t) + fixed;
 	if (room && need > room)
 		return log_error_errno(-ENOMEM, "not enough memory to resume: the buffers need %" PRIu64 " MiB and %s leaves %" PRIu64 " MiB",
 				       (need >> 20) + 1, limit, room >> 20);
-	if (t < asked)
-		log_notice("worker threads: %u instead of %u: the pool stays under %u MiB and within half of what %s leaves (%" PRIu64 " MiB)",
-			   t, asked, POOL_MEMORY_BUDGET >> 20, limit, room >> 20);
 	*ret = t;
 	return 0;
 }

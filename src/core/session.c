@@ -11,6 +11,7 @@
 #include "image-format.h"
 #include "loader.h"
 #include "log.h"
+#include "memroom.h"
 #include "names.h"
 #include "plugin-call.h"
 #include "pool.h"
@@ -51,6 +52,23 @@ unsigned
 session_threads(const struct torpor_session *s)
 {
 	return s->config->threads ? s->config->threads : pool_default_threads();
+}
+
+unsigned
+session_pool_threads(const struct torpor_session *s, const struct chain *c,
+		     uint64_t fixed, uint64_t *room, char *limit,
+		     size_t limit_size)
+{
+	unsigned asked = session_threads(s), t;
+
+	*room = memroom_available(limit, limit_size);
+	if (!limit[0])
+		snprintf(limit, limit_size, "the system's free memory");
+	t = pool_threads_within(c, asked, fixed, *room);
+	if (t < asked)
+		log_notice("worker threads: %u instead of %u: the pool stays under %u MiB and within half of what %s leaves (%" PRIu64 " MiB)",
+			   t, asked, POOL_MEMORY_BUDGET >> 20, limit, *room >> 20);
+	return t;
 }
 
 uint64_t

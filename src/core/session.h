@@ -67,6 +67,18 @@ void session_print_progress(void *ctx, const struct stream_progress *p);
 /* Worker threads for the pool: [torpor] threads, or one per online CPU. */
 unsigned session_threads(const struct torpor_session *s);
 
+/*
+ * The pool's threads for chain c: [torpor] threads, lowered (with a notice)
+ * to keep the pool under POOL_MEMORY_BUDGET and, with fixed more bytes,
+ * within half of what this process may still take.  *room gets that
+ * (memroom_available(); 0: unknown) and limit names it: a cgroup's
+ * directory, or "the system's free memory".
+ */
+struct chain;
+unsigned session_pool_threads(const struct torpor_session *s,
+			      const struct chain *c, uint64_t fixed,
+			      uint64_t *room, char *limit, size_t limit_size);
+
 /* A /proc/meminfo value ("MemTotal", "MemAvailable") in bytes; 0 when it
  * cannot be read. */
 uint64_t session_meminfo(const char *key);
