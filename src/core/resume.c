@@ -581,8 +581,11 @@ resume_left_resumable_image(const struct resume_options *o, int r)
 static void
 say_refused(const struct resume *rs)
 {
+	bool given_back = rs->o->refusal == REFUSAL_CORRUPT && rs->writer &&
+			  rs->writer->ops.refused;
 	const char *image = rs->o->mode != RESUME_RESTORE ? "" :
 		rs->gone ? "; the image was invalidated" :
+		given_back ? "; the damaged image can never be resumed: its storage goes back to the system" :
 		"; the image was left as it was";
 
 	if (!rs->snap || rs->pages == 0)
