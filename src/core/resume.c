@@ -577,12 +577,11 @@ resume_left_resumable_image(const struct resume_options *o, int r)
 	return r < 0;
 }
 
-/* A refusal, said once: what became of the pages and of the image. */
+/* A refusal, said once: what became of the pages and of the image
+ * (given_back: the writer's refused() is about to take its storage). */
 static void
-say_refused(const struct resume *rs)
+say_refused(const struct resume *rs, bool given_back)
 {
-	bool given_back = rs->o->refusal == REFUSAL_CORRUPT && rs->writer &&
-			  rs->writer->ops.refused;
 	const char *image = rs->o->mode != RESUME_RESTORE ? "" :
 		rs->gone ? "; the image was invalidated" :
 		given_back ? "; the damaged image can never be resumed: its storage goes back to the system" :
@@ -601,6 +600,8 @@ say_refused(const struct resume *rs)
 static int
 resume_end(struct resume *rs, int r)
 {
+	bool give_back;
+
 	if (r == RESUME_DONE)
 		r = 0;
 	if (r != EXIT_REFUSED)
@@ -608,8 +609,14 @@ resume_end(struct resume *rs, int r)
 	rs->o->image_left = rs->found && !rs->gone;
 	rs->o->pages_handed = rs->pages;
 	rs->o->restored = r == 0 && rs->snap && rs->snap->restored;
+	/* Only an image that can never be resumed gives its storage back
+	 * here (unless its invalidation did already); for one the right
+	 * kernel or key could still resume, the caller decides (keep it
+	 * and power off, or discard it). */
+	give_back = r == EXIT_REFUSED && rs->o->refusal == REFUSAL_CORRUPT &&
+		    rs->o->mode == RESUME_RESTORE && !rs->gone;
 	if (r == EXIT_REFUSED && rs->o->mode != RESUME_INSPECT)
-		say_refused(rs);
+		say_refused(rs, give_back && rs->writer->ops.refused);
 	/* Workers started after the freeze must be gone before the thaw
 	 * (thaw_processes warns about them otherwise). */
 	pool_stop(&rs->pool);
@@ -621,12 +628,7 @@ resume_end(struct resume *rs, int r)
 	}
 	snapshot_close(rs->snap);
 	rs->snap = NULL;
-	/* Only an image that can never be resumed gives its storage back
-	 * here (unless its invalidation did already); for one the right
-	 * kernel or key could still resume, the caller decides (keep it
-	 * and power off, or discard it). */
-	if (r == EXIT_REFUSED && rs->o->refusal == REFUSAL_CORRUPT &&
-	    rs->o->mode == RESUME_RESTORE && !rs->gone)
+	if (give_back)
 		plugin_refused(rs->writer);
 	stream_in_free(&rs->in);
 	pool_free(&rs->pool);

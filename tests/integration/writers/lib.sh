@@ -57,6 +57,22 @@ make_loop() {
 	UNDO+=("losetup -d $LOOP")
 }
 
+# make_swap NAME MIB LABEL: a swap area with LABEL on a new loop device,
+# in $LOOP; its UUID in $SWAP_UUID.
+make_swap() {
+	make_loop "$1" "$2" && mkswap -L "$3" "$LOOP" >/dev/null || return 1
+	SWAP_UUID=$(blkid -p -o value -s UUID "$LOOP")
+}
+
+# expect_swap_area DEV UUID LABEL WHAT: DEV is still that swap area and
+# swapon takes it.
+expect_swap_area() {
+	[ "$(blkid -p -o value -s TYPE "$1")" = swap ] || fail "$4: blkid TYPE"
+	[ "$(blkid -p -o value -s UUID "$1")" = "$2" ] || fail "$4: UUID changed"
+	[ "$(blkid -p -o value -s LABEL "$1")" = "$3" ] || fail "$4: label changed"
+	swapon "$1" && swapoff "$1" || fail "$4: swapon"
+}
+
 # make_ext4 LOOP MNT
 make_ext4() {
 	mkfs.ext4 -q -F -b 4096 "$1" && mkdir -p "$2" && mount "$1" "$2" || return 1

@@ -6,11 +6,10 @@
 # and the next torpor-resume finds no image.
 . "$(dirname "$0")/lib.sh"
 
-make_loop swapbad 256 || { echo "FAIL: losetup"; exit 1; }
-dev=$LOOP
 label=tb$$
-mkswap -L "$label" "$dev" >/dev/null || { echo "FAIL: mkswap"; exit 1; }
-uuid=$(blkid -p -o value -s UUID "$dev")
+make_swap swapbad 256 "$label" || { echo "FAIL: losetup/mkswap"; exit 1; }
+dev=$LOOP
+uuid=$SWAP_UUID
 
 write_config swap "device = $dev"
 t_run torpor hibernate --direct
@@ -32,10 +31,7 @@ expect_err "image refused: .*the damaged image can never be resumed: its storage
 if grep -q "left as it was" "$ERR"; then
 	fail "torpor-resume says the image was left as it was"
 fi
-[ "$(blkid -p -o value -s TYPE "$dev")" = swap ] || fail "blkid TYPE after the refusal"
-[ "$(blkid -p -o value -s UUID "$dev")" = "$uuid" ] || fail "UUID after the refusal"
-[ "$(blkid -p -o value -s LABEL "$dev")" = "$label" ] || fail "label after the refusal"
-swapon "$dev" && swapoff "$dev" || fail "swapon after the refusal"
+expect_swap_area "$dev" "$uuid" "$label" "after the refusal"
 t_run torpor_resume
 expect_rc 0 "torpor-resume after the refusal"
 expect_out 'no image found' "no image after the refusal"

@@ -6,24 +6,20 @@
 # hibernate leaves no image and a usable swap area; noresume discards.
 . "$(dirname "$0")/lib.sh"
 
-make_loop swap 512 || { echo "FAIL: losetup"; exit 1; }
-dev=$LOOP
 # A label of this run's own: LABEL= takes the first area that has it,
 # and another run on the same machine may have its own loop devices.
 label=tp$$
-mkswap -L "$label" "$dev" >/dev/null || { echo "FAIL: mkswap"; exit 1; }
-uuid=$(blkid -p -o value -s UUID "$dev")
+make_swap swap 512 "$label" || { echo "FAIL: losetup/mkswap"; exit 1; }
+dev=$LOOP
+uuid=$SWAP_UUID
 page0=$(dd if="$dev" bs=4096 count=1 status=none | sha256sum)
 swapon "$dev" && swapoff "$dev" || fail "swapon before the cycle"
 
 write_config swap "device = $dev"
 full_cycle "swap partition"
-[ "$(blkid -p -o value -s TYPE "$dev")" = swap ] || fail "blkid TYPE after resume"
-[ "$(blkid -p -o value -s UUID "$dev")" = "$uuid" ] || fail "UUID changed"
-[ "$(blkid -p -o value -s LABEL "$dev")" = "$label" ] || fail "label changed"
+expect_swap_area "$dev" "$uuid" "$label" "after resume"
 [ "$(dd if="$dev" bs=4096 count=1 status=none | sha256sum)" = "$page0" ] ||
 	fail "swap header page differs after resume"
-swapon "$dev" && swapoff "$dev" || fail "swapon after resume"
 
 # By UUID= and LABEL=, with no udev links: the writer scans itself.
 write_config swap "device = UUID=$uuid"
