@@ -118,6 +118,10 @@ struct snapshot {
  */
 enum torpor_snapshot_kind snapshot_spec_kind(const char *spec);
 
+/* The page size the source a spec names will have once open (the sim's,
+ * or the kernel's), known without opening it. */
+size_t snapshot_page_size(const char *spec);
+
 /*
  * The one parser of the simulator's spec: "sim", "sim:SIZE" or
  * "sim:SIZE:SEED".  SIZE is bytes with an optional K, M, G or T suffix

@@ -176,9 +176,11 @@ request_run_cycle(struct torpord *d)
 	log_notice("pid %d uid %u: hibernating%s", (int)d->client->pid,
 		   (unsigned)d->client->uid, o.test ? " (test)" : "");
 	capture_begin(&cap, true);
-	r = session_arrange_hibernate(d->s);
+	/* Prepared at load (or after the last cycle): straight to the
+	 * freeze.  Else the cycle prepares it, and says why it cannot. */
+	r = d->pre.ready ? 0 : session_arrange_hibernate(d->s);
 	if (r >= 0) {
-		r = cycle_hibernate(d->s, &o);
+		r = cycle_hibernate_prepared(d->s, &d->pre, &o);
 		last_cycle_record(d->s, &o, r, started);
 	}
 	capture_end(&cap);
@@ -190,4 +192,7 @@ request_run_cycle(struct torpord *d)
 		log_notice("the client of the cycle went away: no result sent");
 	d->client = NULL;
 	capture_free(&cap);
+	/* The cycle spent what was prepared: the next one is prepared now,
+	 * while nothing waits. */
+	torpord_prepare(d);
 }
