@@ -154,6 +154,7 @@ request_run_cycle(struct torpord *d)
 	struct cycle_times times;
 	struct cycle_options o = {
 		.test = d->pending_test,
+		.force = d->pending_force,
 		.progress = on_progress, .progress_ctx = d,
 		.phase = on_phase, .phase_ctx = d,
 		.cancel = &torpord_cancel,
@@ -173,8 +174,9 @@ request_run_cycle(struct torpord *d)
 	torpord_cancel = 0;
 	if (d->pending_after >= 0)
 		conf->after = (enum config_after)d->pending_after;
-	log_notice("pid %d uid %u: hibernating%s", (int)d->client->pid,
-		   (unsigned)d->client->uid, o.test ? " (test)" : "");
+	log_notice("pid %d uid %u: hibernating%s%s", (int)d->client->pid,
+		   (unsigned)d->client->uid, o.test ? " (test)" : "",
+		   o.force ? " (force)" : "");
 	capture_begin(&cap, true);
 	/* Prepared at load (or after the last cycle): straight to the
 	 * freeze.  Else the cycle prepares it, and says why it cannot. */

@@ -244,6 +244,20 @@ do_invalidate(struct torpord *d, struct conn *c, const struct json_object *o)
 	capture_free(&cap);
 }
 
+/* Member key is absent, null, true or false; else c is answered. */
+static bool
+is_bool(struct conn *c, const struct json_object *o, const char *key)
+{
+	const struct json_member *m = json_get(o, key);
+	char what[64];
+
+	if (!m || m->type == JSON_BOOL || m->type == JSON_NULL)
+		return true;
+	snprintf(what, sizeof(what), "%s: not true or false", key);
+	request_error(c, what);
+	return false;
+}
+
 /* The cycle runs from the poll loop once this request is read
  * (request_run_cycle()), so that no client is being served then. */
 static void
@@ -260,8 +274,11 @@ do_hibernate(struct torpord *d, struct conn *c, const struct json_object *o)
 			return;
 		}
 	}
+	if (!is_bool(c, o, "test") || !is_bool(c, o, "force"))
+		return;
 	d->pending = c;
 	d->pending_test = json_get_bool(o, "test", false);
+	d->pending_force = json_get_bool(o, "force", false);
 	d->pending_after = a;
 	c->hibernating = true;
 	request_event(c, "accepted", "request", "hibernate");

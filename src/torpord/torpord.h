@@ -63,6 +63,7 @@ struct torpord {
 	/* The coming cycle, asked for by pending (NULL: none). */
 	struct conn *pending;
 	bool pending_test;
+	bool pending_force;		/* past a failed initramfs check */
 	int pending_after;		/* enum config_after, -1: configured */
 	/* The running cycle. */
 	bool busy;
