@@ -51,6 +51,11 @@ on_phase(void *ctx, enum cycle_phase p, bool done)
 			d->last_percent = -1;
 		}
 	}
+	/* -v: what the daemon holds when user space is frozen (it is in the
+	 * image), as torpor hibernate -v says it. */
+	if (p == CYCLE_PHASE_FREEZE && !done &&
+	    log_get_max_level() >= TORPOR_LOG_INFO)
+		session_print_footprint("torpord: this process before the freeze");
 	if (p == CYCLE_PHASE_SYNC && done)
 		d->committed = true;
 	check_signals(d);
