@@ -273,9 +273,34 @@ cycle_prepared_free(struct cycle_prepared *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/*
+ * The writer is initialised again when the cycle begins: where it writes
+ * (the file writer's block map of its file, the swap area the swap writer
+ * picked) must be what the storage holds now, not what it held when the
+ * cycle was prepared, maybe hours ago: a file made again since would have
+ * given its old blocks to other files.  Cheap: the buffers and the
+ * filters stay as prepared.
+ */
+static int
+refresh_writer(struct cycle_prepared *p)
+{
+	struct plugin_entry *w = p->chain.writer;
+	int r;
+
+	if (w->initialised) {
+		plugin_cleanup(w, 1);
+		w->initialised = false;
+	}
+	r = plugin_initialise(w, 1);
+	if (r < 0)
+		return r;
+	w->initialised = true;
+	return 0;
+}
+
 /* Open the source and check what the next boot needs; then the prepared
- * state is used, or built now (--direct, or a daemon whose last build
- * failed: its errors are this cycle's). */
+ * state is used (its writer initialised again), or built now (--direct,
+ * or a daemon whose last build failed: its errors are this cycle's). */
 static int
 cycle_open(struct cycle *cy)
 {
@@ -292,14 +317,15 @@ cycle_open(struct cycle *cy)
 	if (r < 0)
 		return r;
 	host_set_snapshot(cy->snap);
-	if (!p->ready) {
+	if (!p->ready)
 		r = cycle_prepare(s, cy->snap->page_size, p);
-		if (r < 0)
-			return r;
-	} else if (p->s != s || p->chain.page_size != cy->snap->page_size) {
-		return log_error_errno(-EINVAL, "the cycle was prepared for pages of %zu bytes, the snapshot has %zu",
-				       p->chain.page_size, cy->snap->page_size);
-	}
+	else if (p->s != s || p->chain.page_size != cy->snap->page_size)
+		r = log_error_errno(-EINVAL, "the cycle was prepared for pages of %zu bytes, the snapshot has %zu",
+				    p->chain.page_size, cy->snap->page_size);
+	else
+		r = refresh_writer(p);
+	if (r < 0)
+		return r;
 	return check_header_room(&p->chain, &s->reg, &cy->h);
 }
 
