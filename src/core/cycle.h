@@ -100,7 +100,9 @@ void cycle_print_times(const char *what, double program_start,
  * thread stacks, the heap the filter states will take, the writer's
  * buffer, the page read ahead) allocated and touched.  torpord builds it
  * when it loads its configuration, so that its errors are found then and a
- * request goes straight to the freeze; torpor hibernate --direct builds it
+ * request goes straight to the freeze (only the writer is initialised
+ * again when the cycle begins, so that where it writes is current);
+ * torpor hibernate --direct builds it
  * at the start of its cycle.  A plugin is initialised for one cycle
  * (plugin.h): a cycle spends the prepared state, and torpord builds it
  * again once the cycle is over.  Whatever it holds is in the image, as it
