@@ -31,17 +31,13 @@ struct cycle {
 	struct torpor_session *s;
 	const struct cycle_options *o;
 	struct snapshot *snap;
-	struct chain chain;
-	struct pool pool;
-	struct stream_out out;
+	struct cycle_prepared *pre;	/* chain, pool, buffers: built ahead */
 	struct image_header h;
-	uint8_t *first_page;	/* read ahead: it holds the image's facts */
-	bool first_pending;	/* not yet handed to the stream */
-	bool got, reserved, frozen, have_image, committed;
+	bool first_pending;	/* the page read ahead not yet streamed */
+	bool reserved, frozen, have_image, committed;
 	bool woke;		/* came back from suspend to RAM, not disk */
 	bool pre_done;		/* plugins were told: about to freeze */
 	double t0;
-	unsigned threads;	/* the pool's, within the memory room */
 	int phase;		/* the phase running, -1: none yet */
 	double phase_t0;	/* when it began (CLOCK_MONOTONIC) */
 };
@@ -152,19 +148,19 @@ cycle_expected_image_bytes(enum torpor_snapshot_kind kind, const char *spec)
  * (registry_memory_needed(), every plugin once), the pool (buffers, and a
  * filter state per thread: one filter state more than runs is the margin),
  * the write buffer and the page read ahead.  Refused here, before anything
- * is frozen. */
+ * is allocated. */
 static int
-check_memory(struct cycle *cy)
+check_memory(struct cycle_prepared *p)
 {
-	size_t page = cy->chain.page_size;
-	uint64_t plugins = registry_memory_needed(&cy->s->reg, page);
+	size_t page = p->chain.page_size;
+	uint64_t plugins = registry_memory_needed(&p->s->reg, page);
 	uint64_t need = STREAM_IO_SIZE + page, pool, avail;
 	char limit[PATH_MAX];
 
 	/* Under a cgroup's limit (or little free memory) fewer threads. */
-	cy->threads = session_pool_threads(cy->s, &cy->chain, need, &avail,
-					   limit, sizeof(limit));
-	pool = pool_memory(&cy->chain, cy->threads);
+	p->threads = session_pool_threads(p->s, &p->chain, need, &avail,
+					  limit, sizeof(limit));
+	pool = pool_memory(&p->chain, p->threads);
 
 	/* Every figure may be saturated; so is the sum. */
 	need = pool > UINT64_MAX - need ? UINT64_MAX : need + pool;
@@ -178,13 +174,13 @@ check_memory(struct cycle *cy)
 }
 
 /* The header holds the chain and each plugin's saved configuration: check
- * now that what the plugins ask for fits the header budget. */
+ * that what the plugins ask for fits the header budget, and name the
+ * chain in h. */
 static int
-check_header_room(struct cycle *cy)
+check_header_room(const struct chain *c, const struct registry *reg,
+		  struct image_header *h)
 {
-	const struct chain *c = &cy->chain;
-	struct image_header *h = &cy->h;
-	size_t i, blobs = registry_header_storage(&cy->s->reg);
+	size_t i, blobs = registry_header_storage(reg);
 
 	h->n_chain = (uint32_t)c->n_filters + 1;
 	for (i = 0; i < h->n_chain; i++) {
@@ -204,12 +200,112 @@ check_header_room(struct cycle *cy)
 	return 0;
 }
 
-/* Open the source, build and initialise the chain, check memory and the
- * header, and allocate (and touch) every buffer of the stream. */
+/* The chain built, the plugins initialised for a cycle, memory and the
+ * header checked, then every buffer of the stream allocated (and
+ * touched). */
 static int
-cycle_prepare(struct cycle *cy)
+prepare_steps(struct cycle_prepared *p, size_t page_size)
+{
+	struct torpor_session *s = p->s;
+	struct image_header h;
+	int r;
+
+	r = chain_setup(&p->chain, &s->reg, page_size, s->config->chunk_pages);
+	if (r < 0)
+		return r;
+	r = registry_get(&s->reg);
+	if (r < 0)
+		return log_error_errno(r, "a plugin is being unloaded; try again");
+	p->got = true;
+	r = registry_initialise(&s->reg, 1);
+	if (r < 0)
+		return log_error_errno(r, "a plugin could not be initialised: %m");
+	p->initialised = true;
+	memset(&h, 0, sizeof(h));
+	r = check_memory(p);
+	if (r >= 0)
+		r = check_header_room(&p->chain, &s->reg, &h);
+	image_header_clear(&h);
+	if (r < 0)
+		return r;
+	p->first_page = chain_alloc_buffer(page_size);
+	r = p->first_page ? stream_out_init(&p->out, p->chain.writer) : -ENOMEM;
+	if (r >= 0)
+		r = pool_init(&p->pool, &p->chain, POOL_ENCODE, p->threads);
+	if (r < 0)
+		return log_error_errno(r, "could not allocate the stream buffers: %m");
+	return 0;
+}
+
+int
+cycle_prepare(struct torpor_session *s, size_t page_size,
+	      struct cycle_prepared *p)
+{
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	p->s = s;
+	r = prepare_steps(p, page_size);
+	if (r < 0) {
+		cycle_prepared_free(p);
+		return r;
+	}
+	p->ready = true;
+	log_debug("cycle prepared: %u worker thread(s), %zu KiB of buffers",
+		  p->threads, (pool_memory(&p->chain, p->threads) +
+			       STREAM_IO_SIZE + page_size) >> 10);
+	return 0;
+}
+
+void
+cycle_prepared_free(struct cycle_prepared *p)
+{
+	if (!p->s)
+		return;
+	stream_out_free(&p->out);
+	pool_free(&p->pool);
+	free(p->first_page);
+	if (p->initialised)
+		registry_cleanup(&p->s->reg, 1);
+	if (p->got)
+		registry_put(&p->s->reg);
+	chain_release(&p->chain);
+	memset(p, 0, sizeof(*p));
+}
+
+/*
+ * The writer is initialised again when the cycle begins: where it writes
+ * (the file writer's block map of its file, the swap area the swap writer
+ * picked) must be what the storage holds now, not what it held when the
+ * cycle was prepared, maybe hours ago: a file made again since would have
+ * given its old blocks to other files.  Cheap: the buffers and the
+ * filters stay as prepared.
+ */
+static int
+refresh_writer(struct cycle_prepared *p)
+{
+	struct plugin_entry *w = p->chain.writer;
+	int r;
+
+	if (w->initialised) {
+		plugin_cleanup(w, 1);
+		w->initialised = false;
+	}
+	r = plugin_initialise(w, 1);
+	if (r < 0)
+		return r;
+	w->initialised = true;
+	return 0;
+}
+
+/* Open the source and check what the next boot needs; then the prepared
+ * state is used (its writer initialised again), or built now (--direct,
+ * or a daemon whose last build failed: its errors are this cycle's). */
+static int
+cycle_open(struct cycle *cy)
 {
 	struct torpor_session *s = cy->s;
+	struct cycle_prepared *p = cy->pre;
 	int r;
 
 	/* The device first: a user who may not hibernate hears that. */
@@ -221,28 +317,16 @@ cycle_prepare(struct cycle *cy)
 	if (r < 0)
 		return r;
 	host_set_snapshot(cy->snap);
-	r = chain_setup(&cy->chain, &s->reg, cy->snap->page_size,
-			s->config->chunk_pages);
+	if (!p->ready)
+		r = cycle_prepare(s, cy->snap->page_size, p);
+	else if (p->s != s || p->chain.page_size != cy->snap->page_size)
+		r = log_error_errno(-EINVAL, "the cycle was prepared for pages of %zu bytes, the snapshot has %zu",
+				    p->chain.page_size, cy->snap->page_size);
+	else
+		r = refresh_writer(p);
 	if (r < 0)
 		return r;
-	r = registry_get(&s->reg);
-	if (r < 0)
-		return log_error_errno(r, "a plugin is being unloaded; try again");
-	cy->got = true;
-	r = registry_initialise(&s->reg, 1);
-	if (r >= 0)
-		r = check_memory(cy);
-	if (r >= 0)
-		r = check_header_room(cy);
-	if (r < 0)
-		return r;
-	cy->first_page = chain_alloc_buffer(cy->chain.page_size);
-	r = cy->first_page ? stream_out_init(&cy->out, cy->chain.writer) : -ENOMEM;
-	if (r >= 0)
-		r = pool_init(&cy->pool, &cy->chain, POOL_ENCODE, cy->threads);
-	if (r < 0)
-		return log_error_errno(r, "could not allocate the stream buffers: %m");
-	return 0;
+	return check_header_room(&p->chain, &s->reg, &cy->h);
 }
 
 /* Room on the storage for the image, asked before anything is frozen. */
@@ -251,8 +335,8 @@ cycle_reserve(struct cycle *cy)
 {
 	uint64_t raw = cycle_expected_image_bytes(cy->snap->kind,
 						  cy->s->config->snapshot);
-	int r = plugin_reserve(cy->chain.writer,
-			       chain_expected_stream(&cy->chain, raw));
+	int r = plugin_reserve(cy->pre->chain.writer,
+			       chain_expected_stream(&cy->pre->chain, raw));
 
 	if (r < 0)
 		return r;
@@ -327,7 +411,7 @@ read_pages(void *ctx, uint8_t *buf, uint32_t max_pages, uint32_t *ret_pages)
 	uint32_t n = 0;
 
 	if (cy->first_pending && max_pages > 0) {
-		memcpy(buf, cy->first_page, snap->page_size);
+		memcpy(buf, cy->pre->first_page, snap->page_size);
 		cy->first_pending = false;
 		n = 1;
 	}
@@ -364,14 +448,14 @@ describe_image(struct cycle *cy)
 	if (getrandom(h->uuid, sizeof(h->uuid), 0) != sizeof(h->uuid))
 		return log_error_errno(-errno, "no random bytes for the image UUID: %m");
 	h->created = (uint64_t)time(NULL);
-	h->page_size = (uint32_t)cy->chain.page_size;
-	h->page_count = bytes / cy->chain.page_size;
-	h->chunk_pages = cy->chain.chunk_pages;
+	h->page_size = (uint32_t)cy->pre->chain.page_size;
+	h->page_count = bytes / cy->pre->chain.page_size;
+	h->chunk_pages = cy->pre->chain.chunk_pages;
 	h->chunk_count = (h->page_count + h->chunk_pages - 1) / h->chunk_pages;
-	r = read_pages(cy, cy->first_page, 1, &n);
+	r = read_pages(cy, cy->pre->first_page, 1, &n);
 	if (r >= 0 && n == 0)
 		r = log_error_errno(-EIO, "the snapshot is empty");
-	if (r >= 0 && snapshot_parse_info(cy->first_page, cy->chain.page_size, &si) < 0)
+	if (r >= 0 && snapshot_parse_info(cy->pre->first_page, cy->pre->chain.page_size, &si) < 0)
 		r = log_error_errno(-EBADMSG, "the image's first page is not a snapshot header");
 	if (r < 0)
 		return r;
@@ -391,20 +475,20 @@ cycle_stream(struct cycle *cy)
 
 	r = describe_image(cy);
 	if (r >= 0)
-		r = chain_start_stream(&cy->chain, &cy->h);
+		r = chain_start_stream(&cy->pre->chain, &cy->h);
 	if (r >= 0)
-		r = pool_start(&cy->pool);
+		r = pool_start(&cy->pre->pool);
 	if (r < 0)
 		return r;
-	cy->out.report = (struct stream_report){
+	cy->pre->out.report = (struct stream_report){
 		.fn = cy->o->progress,
 		.ctx = cy->o->progress_ctx,
 		.what = cy->o->test ? "hibernate (test)" : "hibernate",
 		.cancel = cy->o->cancel,
 	};
-	r = stream_encode_all(&cy->chain, &cy->pool, &cy->out, &cy->h,
+	r = stream_encode_all(&cy->pre->chain, &cy->pre->pool, &cy->pre->out, &cy->h,
 			      read_pages, cy);
-	cy->h.stored_bytes = cy->out.total;
+	cy->h.stored_bytes = cy->pre->out.total;
 	if (r == -ECANCELED)
 		return cycle_check_cancel(cy);
 	return r;
@@ -444,7 +528,7 @@ cycle_commit(struct cycle *cy)
 	int r = 0;
 
 	for (i = 0; i < h->n_chain && r >= 0; i++)
-		r = save_entry(chain_entry(&cy->chain, i), &h->chain[i]);
+		r = save_entry(chain_entry(&cy->pre->chain, i), &h->chain[i]);
 	if (r < 0)
 		return r;
 	len = image_header_size(h);
@@ -455,7 +539,7 @@ cycle_commit(struct cycle *cy)
 	if (r < 0)
 		log_error_errno(r, "could not encode the image header: %m");
 	else
-		r = plugin_commit(cy->chain.writer, buf, len);
+		r = plugin_commit(cy->pre->chain.writer, buf, len);
 	free(buf);
 	if (r < 0)
 		return r;
@@ -472,7 +556,7 @@ cycle_commit(struct cycle *cy)
 static int
 cycle_drop_test_image(struct cycle *cy)
 {
-	return plugin_invalidate(cy->chain.writer);
+	return plugin_invalidate(cy->pre->chain.writer);
 }
 
 /* Only the simulated device returns from here: its "resume" is the next
@@ -494,7 +578,7 @@ cycle_suspend_to_both(struct cycle *cy)
 	}
 	cy->woke = true;
 	log_notice("woke up from suspend to RAM: discarding the image on disk");
-	return plugin_invalidate(cy->chain.writer);
+	return plugin_invalidate(cy->pre->chain.writer);
 }
 
 /* What the machine does once the image is written ([torpor] after). */
@@ -558,13 +642,13 @@ static int
 cycle_end(struct cycle *cy, int r)
 {
 	if (r < 0 && cy->committed)
-		plugin_invalidate(cy->chain.writer);
+		plugin_invalidate(cy->pre->chain.writer);
 	else if (r < 0 && cy->reserved)
-		plugin_abort(cy->chain.writer);
+		plugin_abort(cy->pre->chain.writer);
 	/* The worker threads were created after the freeze and carry the
 	 * freezer's mark: they must be gone before the thaw, or the kernel
 	 * warns (thaw_processes) on every cycle that comes back. */
-	pool_stop(&cy->pool);
+	pool_stop(&cy->pre->pool);
 	if (cy->have_image)
 		cy->snap->ops->free_image(cy->snap);
 	if (cy->frozen) {
@@ -575,14 +659,10 @@ cycle_end(struct cycle *cy, int r)
 	if (cy->pre_done)
 		plugins_sleep_event(&cy->s->reg, TORPOR_SLEEP_POST,
 				    sleep_action(cy));
-	stream_out_free(&cy->out);
-	pool_free(&cy->pool);
-	free(cy->first_page);
-	registry_cleanup(&cy->s->reg, 1);
-	if (cy->got)
-		registry_put(&cy->s->reg);
+	/* The plugins were initialised for this one cycle (plugin.h): the
+	 * prepared state is spent. */
+	cycle_prepared_free(cy->pre);
 	image_header_clear(&cy->h);
-	chain_release(&cy->chain);
 	host_set_snapshot(NULL);
 	snapshot_close(cy->snap);
 	return r;
@@ -591,13 +671,22 @@ cycle_end(struct cycle *cy, int r)
 int
 cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 {
-	struct cycle cy = { .s = s, .o = o, .phase = -1 };
+	struct cycle_prepared p = { .s = NULL };
+
+	return cycle_hibernate_prepared(s, &p, o);
+}
+
+int
+cycle_hibernate_prepared(struct torpor_session *s, struct cycle_prepared *p,
+			 const struct cycle_options *o)
+{
+	struct cycle cy = { .s = s, .o = o, .pre = p, .phase = -1 };
 	int in_suspend = 0, r;
 
 	if (o->times)
 		memset(o->times, 0, sizeof(*o->times));
 	cycle_phase(&cy, CYCLE_PHASE_STARTUP);
-	r = cycle_prepare(&cy);
+	r = cycle_open(&cy);
 	if (r >= 0)
 		r = cycle_reserve(&cy);
 	if (r >= 0)
@@ -631,7 +720,7 @@ cycle_hibernate(struct torpor_session *s, const struct cycle_options *o)
 	}
 	cycle_phase(&cy, CYCLE_PHASE_RESUMED);
 	if (r >= 0 && !o->test && !cy.woke)
-		report_resume_stats(cy.chain.writer, o->times);
+		report_resume_stats(p->chain.writer, o->times);
 	if (o->times) {
 		/* Zero after a real resume: set after the snapshot. */
 		o->times->pages = cy.h.page_count;

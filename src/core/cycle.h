@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "chain.h"
+#include "pool.h"
 #include "session.h"
 #include "stream.h"
 
@@ -91,6 +93,41 @@ uint64_t cycle_expected_image_bytes(enum torpor_snapshot_kind kind,
 void cycle_print_times(const char *what, double program_start,
 		       const struct cycle_times *t, enum cycle_phase end);
 
+/*
+ * What a cycle needs before the freeze, built ahead of it: the chain, the
+ * plugins initialised for a cycle, memory and the header's room checked,
+ * and every buffer of the stream (the pool's slots, worker buffers and
+ * thread stacks, the heap the filter states will take, the writer's
+ * buffer, the page read ahead) allocated and touched.  torpord builds it
+ * when it loads its configuration, so that its errors are found then and a
+ * request goes straight to the freeze (only the writer is initialised
+ * again when the cycle begins, so that where it writes is current);
+ * torpor hibernate --direct builds it
+ * at the start of its cycle.  A plugin is initialised for one cycle
+ * (plugin.h): a cycle spends the prepared state, and torpord builds it
+ * again once the cycle is over.  Whatever it holds is in the image, as it
+ * was when the cycle allocated it itself.
+ */
+struct cycle_prepared {
+	struct torpor_session *s;	/* NULL: nothing prepared */
+	struct chain chain;
+	struct pool pool;		/* points at chain: never copied */
+	struct stream_out out;
+	uint8_t *first_page;
+	unsigned threads;		/* the pool's, within the memory room */
+	bool got;			/* registry_get() taken */
+	bool initialised;		/* registry_initialise(1) done */
+	bool ready;			/* all of it */
+};
+
+/* Build p (in place) for the arranged session s and pages of page_size
+ * bytes (snapshot_page_size()).  On failure (logged) nothing is held. */
+int cycle_prepare(struct torpor_session *s, size_t page_size,
+		  struct cycle_prepared *p);
+
+/* Give back all of it (plugins cleaned up); a zeroed p is fine. */
+void cycle_prepared_free(struct cycle_prepared *p);
+
 /* Run one cycle with the arranged session.  Returns 0 once the system is
  * back (resumed, or --test done), -errno when it aborted (everything undone:
  * image invalidated, tasks thawed).  Refuses before freezing anything when
@@ -98,5 +135,11 @@ void cycle_print_times(const char *what, double program_start,
  * saved configurations would not fit the image header, or when the writer
  * has no room. */
 int cycle_hibernate(struct torpor_session *s, const struct cycle_options *o);
+
+/* The same with what p holds, built by cycle_prepare() for s (or built
+ * now, once the snapshot device is open, when p is zeroed).  p is spent
+ * when it returns (everything given back). */
+int cycle_hibernate_prepared(struct torpor_session *s, struct cycle_prepared *p,
+			     const struct cycle_options *o);
 
 #endif

@@ -68,9 +68,7 @@ int snapshot_kernel_open(const char *path, enum snapshot_mode mode,
 int snapshot_sim_open(const char *spec, enum snapshot_mode mode,
 		      struct snapshot **ret);
 
-/* The reason the kernel disables hibernation when it is one that files
- * show: lockdown (lockdown_path) or nohibernate (cmdline_path), written
- * into buf; NULL when neither does. */
+/* snapshot_kernel_block()'s reason: buf, or NULL when there is none. */
 const char *snapshot_kernel_disabled_by(const char *lockdown_path,
 					const char *cmdline_path, char *buf,
 					size_t size);

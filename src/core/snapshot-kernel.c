@@ -3,6 +3,7 @@
  * The kernel snapshot source: the ioctls of the snapshot device
  * (kernel/power/user.c, include/uapi/linux/suspend_ioctls.h).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -301,7 +302,7 @@ read_small_file(const char *path, char *buf, size_t size)
 	return n;
 }
 
-/* `word` as a whole space-separated word of s. */
+/* `word` as a whole word of s (words are separated by white space). */
 static bool
 has_word(const char *s, const char *word)
 {
@@ -309,10 +310,10 @@ has_word(const char *s, const char *word)
 	const char *p = s;
 
 	while ((p = strstr(p, word))) {
-		bool start = p == s || p[-1] == ' ';
+		bool start = p == s || isspace((unsigned char)p[-1]);
 		char end = p[len];
 
-		if (start && (end == '\0' || end == ' ' || end == '\n'))
+		if (start && (end == '\0' || isspace((unsigned char)end)))
 			return true;
 		p += len;
 	}
@@ -322,6 +323,14 @@ has_word(const char *s, const char *word)
 const char *
 snapshot_kernel_disabled_by(const char *lockdown_path,
 			    const char *cmdline_path, char *buf, size_t size)
+{
+	return snapshot_kernel_block(lockdown_path, cmdline_path, buf, size) ?
+	       buf : NULL;
+}
+
+enum snapshot_block
+snapshot_kernel_block(const char *lockdown_path, const char *cmdline_path,
+		      char *buf, size_t size)
 {
 	char text[4096];
 
@@ -335,15 +344,15 @@ snapshot_kernel_disabled_by(const char *lockdown_path,
 		if (mode) {
 			snprintf(buf, size, "hibernation is disabled by kernel lockdown (%s mode, usually because of Secure Boot)",
 				 mode);
-			return buf;
+			return SNAPSHOT_BLOCK_LOCKDOWN;
 		}
 	}
 	if (read_small_file(cmdline_path, text, sizeof(text)) > 0 &&
 	    (has_word(text, "nohibernate") || has_word(text, "hibernate=no"))) {
 		snprintf(buf, size, "hibernation is disabled by 'nohibernate' on the kernel command line");
-		return buf;
+		return SNAPSHOT_BLOCK_CMDLINE;
 	}
-	return NULL;
+	return SNAPSHOT_BLOCK_NONE;
 }
 
 const char *

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "log.h"
@@ -21,6 +22,17 @@ snapshot_spec_kind(const char *spec)
 	    (spec[3] == '\0' || spec[3] == ':'))
 		return TORPOR_SNAPSHOT_SIM;
 	return TORPOR_SNAPSHOT_KERNEL;
+}
+
+size_t
+snapshot_page_size(const char *spec)
+{
+	long page;
+
+	if (snapshot_spec_kind(spec) == TORPOR_SNAPSHOT_SIM)
+		return SIM_PAGE_SIZE;
+	page = sysconf(_SC_PAGESIZE);
+	return page > 0 ? (size_t)page : 4096;
 }
 
 /*

@@ -118,6 +118,24 @@ struct snapshot {
  */
 enum torpor_snapshot_kind snapshot_spec_kind(const char *spec);
 
+/* What the kernel's files say disables hibernation, before anything is
+ * tried: lockdown (lockdown_path, normally /sys/kernel/security/lockdown)
+ * or `nohibernate` / `hibernate=no` (cmdline_path, normally /proc/cmdline).
+ * The reason goes into buf (one line, the same for status, setup and the
+ * refusal to open the device) unless it is SNAPSHOT_BLOCK_NONE. */
+enum snapshot_block {
+	SNAPSHOT_BLOCK_NONE,
+	SNAPSHOT_BLOCK_LOCKDOWN,
+	SNAPSHOT_BLOCK_CMDLINE,
+};
+enum snapshot_block snapshot_kernel_block(const char *lockdown_path,
+					  const char *cmdline_path,
+					  char *buf, size_t size);
+
+/* The page size the source a spec names will have once open (the sim's,
+ * or the kernel's), known without opening it. */
+size_t snapshot_page_size(const char *spec);
+
 /*
  * The one parser of the simulator's spec: "sim", "sim:SIZE" or
  * "sim:SIZE:SEED".  SIZE is bytes with an optional K, M, G or T suffix

@@ -59,6 +59,8 @@ send_request(int fd, const struct client_request *rq, const char *request)
 		proto_msg_bool(&m, "test", true);
 	if (rq && rq->after)
 		proto_msg_string(&m, "after", rq->after);
+	if (rq && rq->force)
+		proto_msg_bool(&m, "force", true);
 	if (rq && rq->json)
 		proto_msg_bool(&m, "json", true);
 	r = proto_msg_end(&m);

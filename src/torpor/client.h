@@ -9,6 +9,7 @@ struct client_request {
 	const char *request;	/* "hibernate", "status", ... */
 	bool test;		/* hibernate */
 	const char *after;	/* hibernate; NULL: the configured one */
+	bool force;		/* hibernate: past a failed initramfs check */
 	bool json;		/* status, plugins */
 };
 

@@ -43,6 +43,7 @@
 #include "loader.h"
 #include "log.h"
 #include "session.h"
+#include "snapshot.h"
 
 int torpor_setup_main(int argc, char **argv);
 int torpor_file_setup_main(int argc, char **argv);
@@ -162,41 +163,29 @@ parse_args(int argc, char **argv, struct setup *st)
 }
 
 /* Whether word (up to a blank) is one of the words of the command line. */
-static bool
-cmdline_has(const char *cmdline, const char *word, size_t len)
-{
-	const char *p = cmdline;
-
-	while (*p) {
-		size_t n;
-
-		p += strspn(p, " \t\n");
-		n = strcspn(p, " \t\n");
-		if (n == len && strncmp(p, word, len) == 0)
-			return true;
-		p += n;
-	}
-	return false;
-}
 
 /* Where the kernel refuses hibernation: lockdown, nohibernate, no disk
  * state. */
 static int
 check_kernel(const struct setup *st)
 {
-	char text[4096];
+	char lockdown[PATH_MAX], cmdline[PATH_MAX], text[4096];
+	const char *ld = sys_path(st, "/sys/kernel/security/lockdown",
+				  lockdown, sizeof(lockdown));
+	const char *cl = sys_path(st, "/proc/cmdline", cmdline, sizeof(cmdline));
 
-	if (read_sys(st, "/sys/kernel/security/lockdown", text, sizeof(text)) == 0 &&
-	    (strstr(text, "[integrity]") || strstr(text, "[confidentiality]"))) {
-		text[strcspn(text, "\n")] = '\0';
-		log_error("setup: the kernel is locked down (%s; Secure Boot): it refuses hibernation to a writable image.  Boot without lockdown to hibernate",
+	/* The reasons status and the device's refusal give, and the fix. */
+	switch (snapshot_kernel_block(ld, cl, text, sizeof(text))) {
+	case SNAPSHOT_BLOCK_LOCKDOWN:
+		log_error("setup: %s: the kernel refuses hibernation to a writable image.  Boot without lockdown to hibernate",
 			  text);
 		return -EPERM;
-	}
-	if (read_sys(st, "/proc/cmdline", text, sizeof(text)) == 0 &&
-	    cmdline_has(text, "nohibernate", 11)) {
-		log_error("setup: the kernel was booted with 'nohibernate': remove it from the kernel command line first");
+	case SNAPSHOT_BLOCK_CMDLINE:
+		log_error("setup: %s: remove it from the kernel command line first",
+			  text);
 		return -EPERM;
+	case SNAPSHOT_BLOCK_NONE:
+		break;
 	}
 	if (read_sys(st, "/sys/power/state", text, sizeof(text)) < 0 ||
 	    !strstr(text, "disk")) {

@@ -291,6 +291,7 @@ cmd_hibernate(int argc, char **argv)
 {
 	struct client_request rq = {
 		.request = "hibernate", .test = arg_test, .after = arg_after,
+		.force = arg_force,
 	};
 	struct direct_view dv;
 	struct cycle_options o = {

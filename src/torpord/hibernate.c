@@ -51,6 +51,11 @@ on_phase(void *ctx, enum cycle_phase p, bool done)
 			d->last_percent = -1;
 		}
 	}
+	/* -v: what the daemon holds when user space is frozen (it is in the
+	 * image), as torpor hibernate -v says it. */
+	if (p == CYCLE_PHASE_FREEZE && !done &&
+	    log_get_max_level() >= TORPOR_LOG_INFO)
+		session_print_footprint("torpord: this process before the freeze");
 	if (p == CYCLE_PHASE_SYNC && done)
 		d->committed = true;
 	check_signals(d);
@@ -154,6 +159,7 @@ request_run_cycle(struct torpord *d)
 	struct cycle_times times;
 	struct cycle_options o = {
 		.test = d->pending_test,
+		.force = d->pending_force,
 		.progress = on_progress, .progress_ctx = d,
 		.phase = on_phase, .phase_ctx = d,
 		.cancel = &torpord_cancel,
@@ -173,12 +179,15 @@ request_run_cycle(struct torpord *d)
 	torpord_cancel = 0;
 	if (d->pending_after >= 0)
 		conf->after = (enum config_after)d->pending_after;
-	log_notice("pid %d uid %u: hibernating%s", (int)d->client->pid,
-		   (unsigned)d->client->uid, o.test ? " (test)" : "");
+	log_notice("pid %d uid %u: hibernating%s%s", (int)d->client->pid,
+		   (unsigned)d->client->uid, o.test ? " (test)" : "",
+		   o.force ? " (force)" : "");
 	capture_begin(&cap, true);
-	r = session_arrange_hibernate(d->s);
+	/* Prepared at load (or after the last cycle): straight to the
+	 * freeze.  Else the cycle prepares it, and says why it cannot. */
+	r = d->pre.ready ? 0 : session_arrange_hibernate(d->s);
 	if (r >= 0) {
-		r = cycle_hibernate(d->s, &o);
+		r = cycle_hibernate_prepared(d->s, &d->pre, &o);
 		last_cycle_record(d->s, &o, r, started);
 	}
 	capture_end(&cap);
@@ -190,4 +199,7 @@ request_run_cycle(struct torpord *d)
 		log_notice("the client of the cycle went away: no result sent");
 	d->client = NULL;
 	capture_free(&cap);
+	/* The cycle spent what was prepared: the next one is prepared now,
+	 * while nothing waits. */
+	torpord_prepare(d);
 }

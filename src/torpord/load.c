@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "snapshot.h"
 #include "torpord.h"
 
 /* The bytes of the configuration file (CONFIG_MAX_FILE_SIZE at most:
@@ -48,9 +49,9 @@ read_config_bytes(const char *path, char **ret, size_t *ret_len)
 }
 
 /* What config_load() would not check: the writer and the filters are
- * usable, every plugin initialises, the group exists. */
+ * usable, the group exists. */
 static int
-check_session(struct torpor_session *s, gid_t *ret_gid, bool *ret_has)
+check_session(struct torpord *d, struct torpor_session *s)
 {
 	struct group *g;
 	int r;
@@ -61,21 +62,17 @@ check_session(struct torpor_session *s, gid_t *ret_gid, bool *ret_has)
 	if (!registry_can_hibernate(&s->reg))
 		return log_error_errno(-EPERM, "hibernation is disabled: %s",
 				       s->reg.disabled_reason);
-	r = registry_initialise(&s->reg, 1);
-	if (r < 0)
-		return log_error_errno(r, "a plugin could not be initialised: %m");
-	registry_cleanup(&s->reg, 1);
-	*ret_has = false;
-	if (!s->config->group)
-		return 0;
-	errno = 0;
-	g = getgrnam(s->config->group);
-	if (!g)
-		return log_error_errno(errno ? -errno : -ENOENT,
-				       "%s: [torpor] group: no group '%s'",
-				       s->config->path, s->config->group);
-	*ret_gid = g->gr_gid;
-	*ret_has = true;
+	d->has_group = false;
+	if (s->config->group) {
+		errno = 0;
+		g = getgrnam(s->config->group);
+		if (!g)
+			return log_error_errno(errno ? -errno : -ENOENT,
+					       "%s: [torpor] group: no group '%s'",
+					       s->config->path, s->config->group);
+		d->group = g->gr_gid;
+		d->has_group = true;
+	}
 	return 0;
 }
 
@@ -106,7 +103,19 @@ open_checked(struct torpord *d, const char *path, const char *text,
 		r = s->config->path ? 0 : -ENOMEM;
 	}
 	if (r >= 0)
-		r = check_session(s, &d->group, &d->has_group);
+		r = check_session(d, s);
+	/* Every plugin initialises, the memory is there, the buffers are
+	 * allocated: the next cycle is prepared.  The last good
+	 * configuration is kept even when that fails now: its next cycle
+	 * tries again. */
+	if (r >= 0) {
+		r = cycle_prepare(s, snapshot_page_size(s->config->snapshot),
+				  &d->pre);
+		if (r < 0 && text) {
+			log_warning("the next cycle could not be prepared: it will try again when asked");
+			r = 0;
+		}
+	}
 	if (r >= 0) {
 		if (fd >= 0)
 			close(fd);
@@ -122,8 +131,32 @@ fail:
 }
 
 void
+torpord_unprepare(struct torpord *d)
+{
+	cycle_prepared_free(&d->pre);
+}
+
+int
+torpord_prepare(struct torpord *d)
+{
+	int r;
+
+	torpord_unprepare(d);
+	if (!d->s)
+		return -ENODEV;
+	r = session_arrange_hibernate(d->s);
+	if (r >= 0)
+		r = cycle_prepare(d->s, snapshot_page_size(d->s->config->snapshot),
+				  &d->pre);
+	if (r < 0)
+		log_warning("the next cycle could not be prepared: it will try again when asked");
+	return r;
+}
+
+void
 torpord_unload(struct torpord *d)
 {
+	torpord_unprepare(d);
 	if (d->s) {
 		session_close(d->s);
 		free(d->s);

@@ -169,10 +169,15 @@ plugins_fn(struct torpor_session *s, FILE *out, bool json)
 	return 0;
 }
 
+/* status, verify and invalidate initialise and arrange the plugins their
+ * own way: what was prepared for the next cycle is given back first and
+ * prepared again after. */
 static void
 do_status(struct torpord *d, struct conn *c, const struct json_object *o)
 {
+	torpord_unprepare(d);
 	run_report(d, c, status_report, json_get_bool(o, "json", false));
+	torpord_prepare(d);
 }
 
 static void
@@ -207,11 +212,13 @@ do_verify(struct torpord *d, struct conn *c, const struct json_object *o)
 	struct capture cap;
 	int r;
 
+	torpord_unprepare(d);
 	capture_begin(&cap, true);
 	r = session_arrange_writer_only(d->s);
 	if (r >= 0)
 		r = resume_run(d->s, &ro);
 	capture_end(&cap);
+	torpord_prepare(d);
 	request_result(c, r == EXIT_REFUSED ? EXIT_REFUSED : r < 0 ? 1 : 0, "",
 		    bounded(cap.out_text), cap.log_text);
 	capture_free(&cap);
@@ -223,6 +230,7 @@ do_invalidate(struct torpord *d, struct conn *c, const struct json_object *o)
 	struct capture cap;
 	int r;
 
+	torpord_unprepare(d);
 	capture_begin(&cap, true);
 	r = session_arrange_writer_only(d->s);
 	if (r >= 0)
@@ -231,8 +239,23 @@ do_invalidate(struct torpord *d, struct conn *c, const struct json_object *o)
 		printf("invalidate: no resumable image remains on writer '%s'\n",
 		       d->s->config->writer);
 	capture_end(&cap);
+	torpord_prepare(d);
 	request_result(c, r < 0 ? 1 : 0, "", bounded(cap.out_text), cap.log_text);
 	capture_free(&cap);
+}
+
+/* Member key is absent, null, true or false; else c is answered. */
+static bool
+is_bool(struct conn *c, const struct json_object *o, const char *key)
+{
+	const struct json_member *m = json_get(o, key);
+	char what[64];
+
+	if (!m || m->type == JSON_BOOL || m->type == JSON_NULL)
+		return true;
+	snprintf(what, sizeof(what), "%s: not true or false", key);
+	request_error(c, what);
+	return false;
 }
 
 /* The cycle runs from the poll loop once this request is read
@@ -251,8 +274,11 @@ do_hibernate(struct torpord *d, struct conn *c, const struct json_object *o)
 			return;
 		}
 	}
+	if (!is_bool(c, o, "test") || !is_bool(c, o, "force"))
+		return;
 	d->pending = c;
 	d->pending_test = json_get_bool(o, "test", false);
+	d->pending_force = json_get_bool(o, "force", false);
 	d->pending_after = a;
 	c->hibernating = true;
 	request_event(c, "accepted", "request", "hibernate");

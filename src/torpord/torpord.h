@@ -19,6 +19,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "cycle.h"
 #include "protocol.h"
 #include "session.h"
 
@@ -55,11 +56,14 @@ struct torpord {
 	gid_t group;
 	bool has_group;
 	time_t loaded_at;
-
+	/* What the next cycle needs, built from s (ready: false when the
+	 * last build failed; the next cycle then builds it). */
+	struct cycle_prepared pre;
 
 	/* The coming cycle, asked for by pending (NULL: none). */
 	struct conn *pending;
 	bool pending_test;
+	bool pending_force;		/* past a failed initramfs check */
 	int pending_after;		/* enum config_after, -1: configured */
 	/* The running cycle. */
 	bool busy;
@@ -80,6 +84,13 @@ extern volatile sig_atomic_t torpord_got_hup, torpord_got_term, torpord_cancel;
  * old one is kept.  Errors are logged (and so reach a tee).  -errno. */
 int torpord_load(struct torpord *d);
 void torpord_unload(struct torpord *d);
+/* Build d->pre for d->s (hibernation's arrangement made again), after a
+ * cycle and after a request that used the plugins otherwise; a failure is
+ * logged, and the next cycle tries again.  -errno. */
+int torpord_prepare(struct torpord *d);
+/* Give d->pre back, before a request that uses the plugins otherwise
+ * (status, verify, invalidate). */
+void torpord_unprepare(struct torpord *d);
 
 /* conn.c */
 void conn_accept_all(struct torpord *d);

@@ -19,6 +19,13 @@
 #                after it is ignored
 #   cancel       a cancel, or the client leaving, before the commit:
 #                nothing is kept (gone before the cycle began: no cycle)
+#   prepared     the cycle's plugins are initialised at load, not per
+#                request: crypt's key file, gone after the load, is not
+#                read again; the next cycle is prepared after the last, and
+#                when it cannot be the request says why
+#   twice        two hibernations in a row through torpord both resume
+#   force        --force reaches torpord: a failed initramfs check
+#                refuses without it and is a warning with it
 . "$(dirname "$0")/lib.sh"
 
 SOCK="$WORK/torpord.sock"
@@ -366,7 +373,77 @@ case_socket_path() {
 	return 0
 }
 
+case_prepared() {
+	[ -f "$TORPOR_PLUGINDIR/crypt.so" ] || { echo "SKIP: no crypt plugin"; exit 77; }
+	local key=$WORK/crypt.keyfile
+	(umask 077 && head -c 32 /dev/urandom >"$key")
+	write_config sim:8M "lzo crypt"
+	printf '\n[crypt]\nmode = keyfile\nkey_file = %s\n' "$key" >>"$CONF"
+	start_daemon
+	mv "$key" "$key.away"
+	# A cycle of its own initialises the plugins: the key is missing.
+	t_run "direct" tc --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" --direct hibernate --test
+	expect_rc 1 "--direct with the key file gone"
+	expect_err "$key" "--direct names the missing key file"
+	# torpord initialised them at load: the request goes to the freeze.
+	t_run "prepared" tc hibernate --test
+	expect_rc 0 "hibernate --test through torpord, prepared at load"
+	expect_out 'hibernate \(test\):' "the prepared cycle ran"
+	grep -q 'next cycle could not be prepared' "$DLOG" ||
+		fail "torpord does not say that the next cycle could not be prepared"
+	# Nothing prepared: the request prepares it, and says why it cannot.
+	t_run "unprepared" tc hibernate --test
+	expect_rc 1 "hibernate --test with nothing prepared and no key"
+	expect_err "$key" "the request names the missing key file"
+	mv "$key.away" "$key"
+	t_run "again" tc hibernate --test
+	expect_rc 0 "hibernate --test once the key is back"
+	# Loaded once: the requests did not load the configuration again.
+	[ "$(grep -c 'loaded: writer' "$DLOG")" -eq 1 ] ||
+		fail "torpord loaded its configuration more than once"
+	[ "$(grep -c hibernating "$DLOG")" -eq 3 ] ||
+		fail "torpord ran $(grep -c hibernating "$DLOG") cycles, expected 3"
+}
+
+case_twice() {
+	write_config sim:8M lzo
+	start_daemon
+	for n in 1 2; do
+		t_run "hibernate $n" tc hibernate
+		expect_rc 0 "hibernation $n through torpord"
+		t_run "resume $n" torpor_resume
+		expect_rc 0 "resume $n"
+		expect_out 'restored and verified' "image $n resumed"
+	done
+	if grep -q 'could not be prepared' "$DLOG"; then
+		fail "torpord could not prepare a cycle: $(cat "$DLOG")"
+	fi
+}
+
+case_force() {
+	local initrd=$WORK/no-initrd.img
+	write_config sim:8M lzo "initramfs = $initrd"
+	start_daemon
+	t_run "refused" tc hibernate --test
+	expect_rc 1 "hibernate --test with a failing initramfs check"
+	expect_err "initramfs $initrd: it cannot be opened" "the check's reason reaches the client"
+	expect_err 'or hibernate with --force' "the check names --force"
+	! grep -q 'hibernate (test):' "$OUT" || fail "a refused cycle ran"
+	t_run "forced" tc hibernate --test --force
+	expect_rc 0 "hibernate --test --force through torpord"
+	expect_err 'hibernating anyway \(--force\)' "--force makes the check a warning"
+	expect_out 'hibernate \(test\):' "the forced cycle ran"
+	grep -q 'hibernating (test) (force)' "$DLOG" || fail "torpord does not log --force"
+	raw --request '{"v": 1, "request": "hibernate", "force": "yes"}' >"$OUT" 2>"$ERR"
+	grep -q 'force: not true or false' "$OUT" || fail "a force that is not a boolean is taken"
+	[ "$(grep -c 'uid 0: hibernating' "$DLOG")" -eq 2 ] ||
+		fail "torpord ran $(grep -c 'uid 0: hibernating' "$DLOG") cycles, expected 2"
+}
+
 case "${1:-}" in
+prepared) case_prepared ;;
+twice) case_twice ;;
+force) case_force ;;
 systemd) case_systemd ;;
 socket-path) case_socket_path ;;
 cli-cancel) case_cli_cancel ;;

@@ -167,10 +167,13 @@ refused() {	# refused WHAT REGEX: setup --yes refuses, nothing changes
 }
 make_root
 echo "none [integrity] confidentiality" >"$ROOT/sys/kernel/security/lockdown"
-refused "lockdown" 'the kernel is locked down \(none \[integrity\] confidentiality'
+refused "lockdown" 'disabled by kernel lockdown \(integrity mode.*Boot without lockdown to hibernate'
 make_root
 echo "BOOT_IMAGE=/vmlinuz nohibernate" >"$ROOT/proc/cmdline"
-refused "nohibernate" "booted with 'nohibernate'"
+refused "nohibernate" "'nohibernate' on the kernel command line: remove it from the kernel command line"
+make_root
+printf 'BOOT_IMAGE=/vmlinuz\thibernate=no\n' >"$ROOT/proc/cmdline"
+refused "hibernate=no" "'nohibernate' on the kernel command line: remove it"
 make_root
 rm "$ROOT/usr/sbin/update-initramfs"
 refused "no generator" 'no initramfs generator \(update-initramfs or dracut\)'

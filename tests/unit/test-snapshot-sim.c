@@ -878,7 +878,17 @@ START_TEST(test_kernel_eperm_reason)
 	char *cmd_no = write_temp("BOOT_IMAGE=/vmlinuz root=/dev/vda ro nohibernate quiet\n");
 	char *cmd_no2 = write_temp("root=/dev/vda hibernate=no\n");
 	char *cmd_ok = write_temp("root=/dev/vda ro quiet nohibernatex\n");
+	char *cmd_tab = write_temp("root=/dev/vda\tnohibernate\tquiet\n");
 	char buf[256];
+
+	/* The reason codes setup uses; words may be separated by tabs. */
+	ck_assert_int_eq(snapshot_kernel_block(integrity, cmd_no, buf, sizeof(buf)),
+			 SNAPSHOT_BLOCK_LOCKDOWN);
+	ck_assert_int_eq(snapshot_kernel_block(none, cmd_tab, buf, sizeof(buf)),
+			 SNAPSHOT_BLOCK_CMDLINE);
+	ck_assert_ptr_nonnull(strstr(buf, "'nohibernate' on the kernel command line"));
+	ck_assert_int_eq(snapshot_kernel_block(none, cmd_ok, buf, sizeof(buf)),
+			 SNAPSHOT_BLOCK_NONE);
 
 	ck_assert_ptr_nonnull(strstr(snapshot_kernel_eperm_reason(integrity, cmd_ok, buf, sizeof(buf)),
 				     "lockdown (integrity"));
@@ -898,12 +908,14 @@ START_TEST(test_kernel_eperm_reason)
 	unlink(cmd_no);
 	unlink(cmd_no2);
 	unlink(cmd_ok);
+	unlink(cmd_tab);
 	free(integrity);
 	free(secret);
 	free(none);
 	free(cmd_no);
 	free(cmd_no2);
 	free(cmd_ok);
+	free(cmd_tab);
 }
 END_TEST
 

@@ -44,6 +44,35 @@ t_run torpor_resume
 expect_rc 0 "torpor-resume after invalidate"
 expect_out 'no image found' "torpor-resume after invalidate"
 
+# torpord maps the file when it prepares a cycle, maybe long before a
+# request: a file made again since has other blocks (the old ones here go
+# to another file), and the request must map it again.
+"$TORPORD" --config "$CONF" --plugin-dir "$PLUGINS" --socket "$WORK/torpord.sock" \
+	>"$WORK/torpord.log" 2>&1 &
+dpid=$!
+UNDO+=("kill $dpid")
+for _ in $(seq 200); do
+	"$TORPOR_BIN" -q --socket "$WORK/torpord.sock" status >/dev/null 2>&1 && break
+	sleep 0.05
+done
+rm "$img"
+dd if=/dev/urandom of="$mnt/filler" bs=1M count=16 conv=fsync status=none
+t_run "$TORPOR_BIN" file-setup --config "$CONF"
+expect_rc 0 "file-setup of a new file while torpord runs"
+filler=$(sha256sum <"$mnt/filler")
+t_run "$TORPOR_BIN" --socket "$WORK/torpord.sock" hibernate
+expect_rc 0 "hibernate through torpord after the file was made again"
+expect_err 'through torpord' "the hibernation went through torpord"
+kill "$dpid"; wait "$dpid" 2>/dev/null
+[ "$(sha256sum <"$mnt/filler")" = "$filler" ] ||
+	fail "torpord wrote into blocks the file no longer has"
+t_run torpor resume-args
+cp "$OUT" "$CMDLINE"
+t_run torpor_resume
+expect_rc 0 "resume of torpord's image in the new file"
+expect_out 'restored and verified' "torpord's image is in the new file"
+: >"$CMDLINE"
+
 # fallocate only: unwritten extents are refused with a pointer to file-setup.
 fallocate -l 64M "$mnt/unwritten" || fail "fallocate"
 write_config file "path = $mnt/unwritten"
