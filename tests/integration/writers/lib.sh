@@ -79,6 +79,7 @@ write_config() {
 		echo "snapshot = ${SIM:-sim:64M:3}"
 		echo "filters = $(filters)"
 		echo "writer = $writer"
+		[ -z "${TORPOR_EXTRA:-}" ] || echo "$TORPOR_EXTRA"
 		echo
 		echo "[$writer]"
 		for line in "$@"; do echo "$line"; done
