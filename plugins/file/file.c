@@ -209,15 +209,21 @@ open_dev(bool writable)
  * it.  At resume= the file is not known; the configured one, when it
  * exists, may hold the signature block in its cache. */
 static int
-write_signature(const struct bd_index *ix)
+write_block0(const char *magic, const struct bd_index *ix)
 {
-	int r = bd_index_write(&dev, sig_phys, SIG_MAGIC, ix);
+	int r = bd_index_write(&dev, sig_phys, magic, ix);
 
 	if (r < 0)
 		LOG(TORPOR_LOG_ERR, "cannot write the signature block of %s: %s",
 		    path[0] ? path : dev_path, strerror(-r));
 	bd_drop_file_cache(path[0] ? path : host->config_get(NAME, "path"));
 	return r;
+}
+
+static int
+write_signature(const struct bd_index *ix)
+{
+	return write_block0(SIG_MAGIC, ix);
 }
 
 static int
@@ -495,12 +501,7 @@ file_consume(const uint8_t uuid[16])
 	ix = img.ix;
 	memset(ix.saved, 0, sizeof(ix.saved));
 	memcpy(ix.saved, uuid, 16);
-	r = bd_index_write(&dev, sig_phys, USED_MAGIC, &ix);
-	if (r < 0)
-		LOG(TORPOR_LOG_ERR, "cannot write the signature block of %s: %s",
-		    path[0] ? path : dev_path, strerror(-r));
-	bd_drop_file_cache(path[0] ? path : host->config_get(NAME, "path"));
-	return r;
+	return write_block0(USED_MAGIC, &ix);
 }
 
 /* Block 0's record of uuid and the header it points at (bd_read:

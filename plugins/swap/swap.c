@@ -536,15 +536,6 @@ decode_record(const uint8_t *t, uint64_t *ret_index, uint8_t *ret_uuid)
 	return 0;
 }
 
-static bool
-all_zero(const uint8_t *p, size_t n)
-{
-	while (n--)
-		if (*p++)
-			return false;
-	return true;
-}
-
 /* The tail to put back over torpor's signature: the original one (a
  * consumed-image record in it is an old one: cleared), and with uuid a
  * record of that image when the bytes it takes were zero and unused. */
@@ -565,7 +556,7 @@ tail_to_restore(const uint8_t *pg, const uint8_t *uuid, uint8_t *tail)
 		memset(tail, 0, USED_LEN);
 	if (!uuid || decode_tail(pg, &at) < 0)
 		return;
-	if (torpor_get_le32(pg + 1032) != 0 || !all_zero(tail, USED_LEN)) {
+	if (torpor_get_le32(pg + 1032) != 0 || !bd_all_zero(tail, USED_LEN)) {
 		LOG(TORPOR_LOG_INFO, "no room for a consumed-image record on %s (bad pages or other data there): the resumed system cannot read the resume figures",
 		    spec);
 		return;

@@ -174,4 +174,29 @@ expect_rc 0 "swap partition: hibernate --test"
 [ -z "$(tail_of 54 | tr -d '\0')" ] || fail "swap partition: the next hibernation kept the record"
 [ "$(dd if="$part" bs=1 skip=4086 count=10 status=none)" = SWAPSPACE2 ] ||
 	fail "swap partition: signature after --test"
+
+# No record where the bytes before SWAPSPACE2 are not free: another tool's
+# data there (the kernel's own swsusp leaves its pointer), or a bad-page
+# list (nr_badpages at 1032, the list from 1536).  The tail comes back
+# byte for byte, and the readback finds nothing.
+no_room() {
+	local what="$1" before
+	before=$(dd if="$part" bs=4096 count=1 status=none | sha256sum)
+	t_run torpor hibernate --direct
+	expect_rc 0 "$what: hibernate"
+	t_run torpor_resume
+	expect_rc 0 "$what: resume"
+	expect_out "resume: [0-9]+ pages restored" "$what: resumed"
+	[ "$(dd if="$part" bs=4096 count=1 status=none | sha256sum)" = "$before" ] ||
+		fail "$what: the header page is not as it was"
+	[ "$(blkid -p -o value -s UUID "$part")" = "$puuid" ] || fail "$what: UUID"
+}
+printf 'not ours' | dd of="$part" bs=1 seek=4040 conv=notrunc status=none
+no_room "swap partition, other data before the signature"
+swapon "$part" && swapoff "$part" || fail "swapon with other data before the signature"
+mkswap -L rbpart -U "$puuid" "$part" >/dev/null || fail "mkswap again"
+# One bad page (page 7).
+printf '\001\000\000\000' | dd of="$part" bs=1 seek=1032 conv=notrunc status=none
+printf '\007\000\000\000' | dd of="$part" bs=1 seek=1536 conv=notrunc status=none
+no_room "swap partition with a bad page"
 finish
