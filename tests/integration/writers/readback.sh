@@ -102,13 +102,8 @@ t_run torpor invalidate
 rm -f "$raw"
 
 # --- swap file on ext4 ------------------------------------------------------
-make_loop fs 512 || { echo "FAIL: losetup"; exit 1; }
-fsdev=$LOOP
-mnt="$WORK/mnt"
-make_ext4 "$fsdev" "$mnt" || { echo "FAIL: mkfs/mount"; exit 1; }
-sw="$mnt/swapfile"
-dd if=/dev/zero of="$sw" bs=1M count=256 status=none conv=fsync && chmod 600 "$sw" &&
-	mkswap -L rbfile "$sw" >/dev/null || { echo "FAIL: mkswap on a file"; exit 1; }
+make_swap_file_fs rbfile
+fsdev=$FSDEV mnt=$MNT sw=$SW
 uuid=$(blkid -p -o value -s UUID "$sw")
 write_config swap "device = $sw"
 readback "swap file"
