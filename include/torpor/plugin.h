@@ -408,6 +408,31 @@ struct torpor_plugin {
 	 * the storage; `torpor status` compares it with the expected stored
 	 * size.  -errno when the writer cannot tell. */
 	int (*free_space)(uint64_t *ret_bytes);
+
+	/* ---- writers, appended: the resume figures read back ------------ */
+
+	/* Optional.  The resume side's invalidate(), once every page of the
+	 * image uuid is in the kernel: remove the signature exactly as
+	 * invalidate() does (the image is never resumed again: find() must
+	 * return 0 for what is left, and say what it is), but leave a small
+	 * "consumed image" record, with its own magic and checksum, that
+	 * names uuid and where the header lies, so that the resumed system
+	 * can read back the statistics rewrite_header() is about to leave.
+	 * The next reserve() and invalidate() clear the record.  Absent:
+	 * the core calls invalidate(). */
+	int (*consume)(const uint8_t uuid[16]);
+
+	/* Optional.  After initialise(1), in the system resumed from the
+	 * image uuid (its memory is the one from before the image was
+	 * written: use only what initialise() and reserve() found): copy the
+	 * header that consume() left findable into buf (size bytes) and set
+	 * *ret_len.  -ENOENT when there is no record, -ESTALE when the
+	 * record names another image, -EBADMSG when the record or what it points at is damaged
+	 * (the core checks the header and its UUID again).  Read the device
+	 * past its page cache: the resumed kernel's cache predates the
+	 * image. */
+	int (*read_consumed)(const uint8_t uuid[16], void *buf, size_t size,
+			     size_t *ret_len);
 };
 
 /* The entry point's type. */

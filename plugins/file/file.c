@@ -32,6 +32,11 @@
 #include "blockdev.h"
 
 #define SIG_MAGIC "TORPORF1"
+/* Block 0 after resume's consume(): the same index block under this magic
+ * (never an image: find() reports none), the image UUID in its saved
+ * bytes, so that the resumed system finds the header and its resume
+ * statistics.  reserve() and invalidate() zero it. */
+#define USED_MAGIC "TORPORFC"
 #define DEFAULT_PATH "/var/lib/torpor/image"
 
 static const char *const NAME = "file";
@@ -204,15 +209,21 @@ open_dev(bool writable)
  * it.  At resume= the file is not known; the configured one, when it
  * exists, may hold the signature block in its cache. */
 static int
-write_signature(const struct bd_index *ix)
+write_block0(const char *magic, const struct bd_index *ix)
 {
-	int r = bd_index_write(&dev, sig_phys, SIG_MAGIC, ix);
+	int r = bd_index_write(&dev, sig_phys, magic, ix);
 
 	if (r < 0)
 		LOG(TORPOR_LOG_ERR, "cannot write the signature block of %s: %s",
 		    path[0] ? path : dev_path, strerror(-r));
 	bd_drop_file_cache(path[0] ? path : host->config_get(NAME, "path"));
 	return r;
+}
+
+static int
+write_signature(const struct bd_index *ix)
+{
+	return write_block0(SIG_MAGIC, ix);
 }
 
 static int
@@ -383,6 +394,18 @@ file_abort(void)
 	reserved = false;
 }
 
+/* Block 0 carries a consumed-image record (valid or not). */
+static bool
+block0_is_consumed(void)
+{
+	struct bd_index ix;
+	int r = bd_index_read(&dev, sig_phys, USED_MAGIC, &ix);
+
+	if (r == 0)
+		bd_map_clear(&ix.header);
+	return r == 0 || r == -EBADMSG;
+}
+
 static int
 file_find(void)
 {
@@ -398,6 +421,9 @@ file_find(void)
 		return -ERANGE;
 	}
 	r = bd_index_read(&dev, sig_phys, SIG_MAGIC, &img.ix);
+	if (r == -ENOENT && block0_is_consumed())
+		LOG(TORPOR_LOG_NOTICE, "%s holds only the record of an image that was already resumed (consumed): it is never resumed again",
+		    path[0] ? path : dev_path);
 	if (r == -ENOENT)
 		return 0;
 	if (r == -EBADMSG) {
@@ -448,12 +474,58 @@ file_invalidate(void)
 	r = open_dev(true);
 	if (r < 0)
 		return r;
-	/* Only a block that carries the signature is ours to clear. */
+	/* Only a block that carries the signature (or a consumed-image
+	 * record) is ours to clear. */
 	r = bd_index_read(&dev, sig_phys, SIG_MAGIC, &ix);
 	bd_map_clear(&ix.header);
+	if (r == -ENOENT && block0_is_consumed())
+		r = 0;
 	if (r == 0 || r == -EBADMSG)
 		return write_signature(NULL);
 	return r == -ENOENT ? 0 : r;
+}
+
+/* The index block of the image found at resume stays, under USED_MAGIC
+ * and with the image's UUID. */
+static int
+file_consume(const uint8_t uuid[16])
+{
+	struct bd_index ix;
+	int r;
+
+	if (!img.found || img.corrupt)
+		return file_invalidate();
+	r = open_dev(true);
+	if (r < 0)
+		return r;
+	ix = img.ix;
+	memset(ix.saved, 0, sizeof(ix.saved));
+	memcpy(ix.saved, uuid, 16);
+	return write_block0(USED_MAGIC, &ix);
+}
+
+/* Block 0's record of uuid and the header it points at (bd_read:
+ * O_DIRECT, past the page cache). */
+static int
+file_read_consumed(const uint8_t uuid[16], void *buf, size_t size,
+		   size_t *ret_len)
+{
+	struct bd_image im = { 0 };
+	int r = open_dev(false);
+
+	if (r < 0)
+		return r;
+	r = bd_index_read(&dev, sig_phys, USED_MAGIC, &im.ix);
+	if (r == -ERANGE)
+		r = -EBADMSG;
+	if (r == 0 && memcmp(im.ix.saved, uuid, 16) != 0)
+		r = -ESTALE;
+	if (r == 0) {
+		im.found = true;
+		r = bd_image_read_header(&dev, &im, buf, size, ret_len);
+	}
+	bd_image_clear(&im);
+	return r;
 }
 
 static int
@@ -540,6 +612,8 @@ static const struct torpor_plugin file_plugin = {
 	.rewrite_header = file_rewrite_header,
 	.resume_args = file_resume_args,
 	.free_space = file_free_space,
+	.consume = file_consume,
+	.read_consumed = file_read_consumed,
 };
 
 TORPOR_PLUGIN_REGISTER(file_plugin)

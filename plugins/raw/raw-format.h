@@ -24,4 +24,13 @@
 #define RAW_SIG_HEADER_OFFSET_AT 40
 #define RAW_SIG_HEADER_LENGTH_AT 48
 
+/*
+ * What resume's consume() leaves in block 0 instead of zeros: the same
+ * layout under RAW_USED_MAGIC (never an image: find() reports none), with
+ * the image UUID at RAW_USED_UUID_AT, so that the resumed system finds the
+ * header and its resume statistics.  reserve() and invalidate() zero it.
+ */
+#define RAW_USED_MAGIC "TORPOR-RAW-USED1"	/* 16 bytes, no NUL */
+#define RAW_USED_UUID_AT 56
+
 #endif

@@ -237,15 +237,19 @@ write_blocks(const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+/* Block 0: sig under magic (uuid: a consumed image's), or zeros. */
 static int
-write_signature(const struct raw_signature *sig)
+write_block0(const struct raw_signature *sig, const char *magic,
+	     const uint8_t *uuid)
 {
 	uint8_t *b = bounce;
 	int r;
 
 	memset(b, 0, RAW_BLOCK);
 	if (sig) {
-		memcpy(b, RAW_MAGIC, 16);
+		memcpy(b, magic, 16);
+		if (uuid)
+			memcpy(b + RAW_USED_UUID_AT, uuid, 16);
 		torpor_put_le32(b + RAW_SIG_VERSION_AT, RAW_SIG_VERSION);
 		torpor_put_le64(b + RAW_SIG_STREAM_OFFSET_AT, sig->stream_offset);
 		torpor_put_le64(b + RAW_SIG_STREAM_LENGTH_AT, sig->stream_length);
@@ -258,6 +262,12 @@ write_signature(const struct raw_signature *sig)
 	if (r == 0 && fdatasync(fd) < 0)
 		r = -errno;
 	return r;
+}
+
+static int
+write_signature(const struct raw_signature *sig)
+{
+	return write_block0(sig, RAW_MAGIC, NULL);
 }
 
 /* The bytes there are for the image: the device, or a file and the free
@@ -379,6 +389,22 @@ raw_abort(void)
 	written = 0;
 }
 
+/* The pointers of a signature (or consumed) block; -EBADMSG when its
+ * checksum or version is wrong. */
+static int
+decode_block0(const uint8_t *b, struct raw_signature *ret)
+{
+	ret->stream_offset = torpor_get_le64(b + RAW_SIG_STREAM_OFFSET_AT);
+	ret->stream_length = torpor_get_le64(b + RAW_SIG_STREAM_LENGTH_AT);
+	ret->header_offset = torpor_get_le64(b + RAW_SIG_HEADER_OFFSET_AT);
+	ret->header_length = torpor_get_le64(b + RAW_SIG_HEADER_LENGTH_AT);
+	if (torpor_get_le32(b + RAW_SIG_CRC_AT) !=
+	    bd_crc_without(b, RAW_BLOCK, RAW_SIG_CRC_AT) ||
+	    torpor_get_le32(b + RAW_SIG_VERSION_AT) != RAW_SIG_VERSION)
+		return -EBADMSG;
+	return 0;
+}
+
 static int
 raw_find(void)
 {
@@ -398,15 +424,12 @@ raw_find(void)
 	r = bd_pread_full(fd, b, RAW_BLOCK, 0);
 	if (r < 0)
 		return r;
+	if (memcmp(b, RAW_USED_MAGIC, 16) == 0)
+		host->log(TORPOR_LOG_NOTICE, "raw", "%s holds only the record of an image that was already resumed (consumed): it is never resumed again",
+			  device);
 	if (memcmp(b, RAW_MAGIC, 16) != 0)
 		return 0;
-	found.stream_offset = torpor_get_le64(b + RAW_SIG_STREAM_OFFSET_AT);
-	found.stream_length = torpor_get_le64(b + RAW_SIG_STREAM_LENGTH_AT);
-	found.header_offset = torpor_get_le64(b + RAW_SIG_HEADER_OFFSET_AT);
-	found.header_length = torpor_get_le64(b + RAW_SIG_HEADER_LENGTH_AT);
-	if (torpor_get_le32(b + RAW_SIG_CRC_AT) !=
-	    bd_crc_without(b, RAW_BLOCK, RAW_SIG_CRC_AT) ||
-	    torpor_get_le32(b + RAW_SIG_VERSION_AT) != RAW_SIG_VERSION) {
+	if (decode_block0(b, &found) < 0) {
 		host->log(TORPOR_LOG_ERR, "raw", "signature block of %s is corrupt (checksum or version)",
 			  device);
 		return 1;	/* an image is there: read_header refuses it */
@@ -498,6 +521,57 @@ raw_invalidate(void)
 	return write_signature(NULL);
 }
 
+/* The image found at resume stays readable under a consumed block. */
+static int
+raw_consume(const uint8_t uuid[16])
+{
+	int r = raw_reopen(true);
+
+	if (r < 0)
+		return r;
+	return write_block0(have_found ? &found : NULL, RAW_USED_MAGIC, uuid);
+}
+
+/* Block 0's consumed record of uuid, then the header it points at, both
+ * read O_DIRECT (aligned, whole blocks): past the page cache. */
+static int
+raw_read_consumed(const uint8_t uuid[16], void *buf, size_t size,
+		  size_t *ret_len)
+{
+	struct raw_signature sig;
+	uint8_t *hb;
+	size_t n;
+	int r = raw_reopen(false);
+
+	if (r == 0)
+		r = read_at(bounce, RAW_BLOCK, 0);
+	if (r < 0)
+		return r;
+	if (memcmp(bounce, RAW_USED_MAGIC, 16) != 0)
+		return -ENOENT;
+	if (decode_block0(bounce, &sig) < 0)
+		return -EBADMSG;
+	if (memcmp(bounce + RAW_USED_UUID_AT, uuid, 16) != 0)
+		return -ESTALE;
+	if (sig.header_length == 0 || sig.header_offset % RAW_BLOCK ||
+	    !in_device(sig.header_offset, sig.header_length))
+		return -EBADMSG;
+	if (sig.header_length > size)
+		return -EMSGSIZE;
+	n = bd_round_up(sig.header_length, RAW_BLOCK);
+	if (posix_memalign((void **)&hb, RAW_BLOCK, n) != 0)
+		return -ENOMEM;
+	r = in_device(sig.header_offset, n) ?
+	    read_at(hb, n, sig.header_offset) :
+	    read_at(hb, sig.header_length, sig.header_offset);
+	if (r == 0) {
+		memcpy(buf, hb, sig.header_length);
+		*ret_len = sig.header_length;
+	}
+	free(hb);
+	return r;
+}
+
 static int
 raw_rewrite_header(const void *header, size_t len)
 {
@@ -556,6 +630,8 @@ static const struct torpor_plugin raw_plugin = {
 	.rewrite_header = raw_rewrite_header,
 	.resume_args = raw_resume_args,
 	.free_space = raw_free_space,
+	.consume = raw_consume,
+	.read_consumed = raw_read_consumed,
 };
 
 TORPOR_PLUGIN_REGISTER(raw_plugin)

@@ -46,6 +46,19 @@
 #define TAIL_LEN BD_INDEX_SAVED
 #define TAIL_CRC_AT 12
 #define BADPAGES_AT 1536
+/*
+ * The consumed-image record: what resume's consume() leaves in the 54
+ * bytes before SWAPSPACE2 (the end of the bad-page list, unused while
+ * nr_badpages is 0), so that the resumed system finds the header:
+ *   0 magic[8]  8 version u32  12 CRC32C u32 (of the 54 bytes, field
+ *   zero)  16 index block u64  24 image UUID[16]  40..53 zero.
+ * blkid, swapon and the kernel read only the signature and the header
+ * fields; the next reserve() and invalidate() clear the record.
+ */
+#define USED_MAGIC "TORPORCR"
+#define USED_LEN (TAIL_LEN - 10)
+#define USED_VERSION 1u
+#define USED_CRC_AT 12
 
 static const char *const NAME = "swap";
 
@@ -491,11 +504,73 @@ original_tail(const uint8_t *pg, uint8_t *ret)
 	bd_map_clear(&ix.header);
 }
 
-/* Put the original tail back if torpor's signature is there. */
-static int
-restore_swap_signature(void)
+static bool
+has_record(const uint8_t *t)
 {
-	uint8_t *pg;
+	return memcmp(t, USED_MAGIC, 8) == 0;
+}
+
+static void
+encode_record(uint8_t *t, uint64_t index_phys, const uint8_t uuid[16])
+{
+	memset(t, 0, USED_LEN);
+	memcpy(t, USED_MAGIC, 8);
+	torpor_put_le32(t + 8, USED_VERSION);
+	torpor_put_le64(t + 16, index_phys);
+	memcpy(t + 24, uuid, 16);
+	torpor_put_le32(t + USED_CRC_AT, bd_crc_without(t, USED_LEN, USED_CRC_AT));
+}
+
+/* -ENOENT: no record; -EBADMSG: a damaged one. */
+static int
+decode_record(const uint8_t *t, uint64_t *ret_index, uint8_t *ret_uuid)
+{
+	if (!has_record(t))
+		return -ENOENT;
+	if (bd_crc_without(t, USED_LEN, USED_CRC_AT) !=
+	    torpor_get_le32(t + USED_CRC_AT) ||
+	    torpor_get_le32(t + 8) != USED_VERSION)
+		return -EBADMSG;
+	*ret_index = torpor_get_le64(t + 16);
+	memcpy(ret_uuid, t + 24, 16);
+	return 0;
+}
+
+/* The tail to put back over torpor's signature: the original one (a
+ * consumed-image record in it is an old one: cleared), and with uuid a
+ * record of that image when the bytes it takes were zero and unused. */
+static void
+tail_to_restore(const uint8_t *pg, const uint8_t *uuid, uint8_t *tail)
+{
+	uint64_t at;
+
+	if (img.found && !img.corrupt)
+		memcpy(tail, img.ix.saved, TAIL_LEN);
+	else
+		original_tail(pg, tail);
+	if (memcmp(tail + TAIL_LEN - 10, SWAP_SIG, 10) != 0) {
+		memset(tail, 0, TAIL_LEN);
+		memcpy(tail + TAIL_LEN - 10, SWAP_SIG, 10);
+	}
+	if (has_record(tail))
+		memset(tail, 0, USED_LEN);
+	if (!uuid || decode_tail(pg, &at) < 0)
+		return;
+	if (torpor_get_le32(pg + 1032) != 0 || !bd_all_zero(tail, USED_LEN)) {
+		LOG(TORPOR_LOG_INFO, "no room for a consumed-image record on %s (bad pages or other data there): the resumed system cannot read the resume figures",
+		    spec);
+		return;
+	}
+	encode_record(tail, at, uuid);
+}
+
+/* Put the original tail back if torpor's signature is there (with uuid:
+ * and leave a consumed-image record of it); clear a record that is
+ * there without it. */
+static int
+restore_swap_signature(const uint8_t *uuid)
+{
+	uint8_t *pg, *t;
 	int r;
 
 	r = open_dev(true);
@@ -504,18 +579,15 @@ restore_swap_signature(void)
 	r = read_page0(&pg);
 	if (r < 0)
 		return r;
+	t = pg + page - TAIL_LEN;
 	if (memcmp(pg + page - 10, TORPOR_SIG, 10) == 0) {
 		uint8_t tail[TAIL_LEN];
 
-		if (img.found && !img.corrupt)
-			memcpy(tail, img.ix.saved, TAIL_LEN);
-		else
-			original_tail(pg, tail);
-		if (memcmp(tail + TAIL_LEN - 10, SWAP_SIG, 10) != 0) {
-			memset(tail, 0, TAIL_LEN);
-			memcpy(tail + TAIL_LEN - 10, SWAP_SIG, 10);
-		}
-		memcpy(pg + page - TAIL_LEN, tail, TAIL_LEN);
+		tail_to_restore(pg, uuid, tail);
+		memcpy(t, tail, TAIL_LEN);
+		r = write_page0(pg);
+	} else if (memcmp(pg + page - 10, SWAP_SIG, 10) == 0 && has_record(t)) {
+		memset(t, 0, USED_LEN);
 		r = write_page0(pg);
 	}
 	free(pg);
@@ -601,6 +673,10 @@ parse_swap_header(void)
 		return -EINVAL;
 	}
 	memcpy(saved_tail, hdr_page + page - TAIL_LEN, TAIL_LEN);
+	/* The last resume's record goes with this image's signature, and
+	 * is never put back. */
+	if (has_record(saved_tail))
+		memset(saved_tail, 0, USED_LEN);
 	last_page = torpor_get_le32(hdr_page + 1028);
 	nr_bad = torpor_get_le32(hdr_page + 1032);
 	if (torpor_get_le32(hdr_page + 1024) != 1 ||
@@ -904,6 +980,9 @@ swap_find(void)
 		if (memcmp(pg + page - 10, SWAP_SIG, 10) != 0)
 			LOG(TORPOR_LOG_WARNING, "%s at byte %" PRIu64 " holds neither a swap nor a torpor signature",
 			    dev_path, hdr_phys);
+		else if (has_record(pg + page - TAIL_LEN))
+			LOG(TORPOR_LOG_NOTICE, "%s holds only the record of an image that was already resumed (consumed): it is never resumed again",
+			    spec);
 		r = 0;
 		goto out;
 	}
@@ -956,7 +1035,49 @@ swap_read(uint64_t offset, void *buf, size_t len)
 static int
 swap_invalidate(void)
 {
-	return restore_swap_signature();
+	return restore_swap_signature(NULL);
+}
+
+static int
+swap_consume(const uint8_t uuid[16])
+{
+	return restore_swap_signature(uuid);
+}
+
+/* The header page's record of image uuid, and the index block it points
+ * at, read past the page cache (bd_read is O_DIRECT). */
+static int
+swap_read_consumed(const uint8_t uuid[16], void *buf, size_t size,
+		   size_t *ret_len)
+{
+	struct bd_image im = { 0 };
+	uint8_t *pg, got[16];
+	uint64_t at = 0;
+	int r;
+
+	r = open_dev(false);
+	if (r == 0)
+		r = read_page0(&pg);
+	if (r < 0)
+		return r;
+	if (memcmp(pg + page - 10, SWAP_SIG, 10) != 0)
+		r = -ENOENT;
+	else
+		r = decode_record(pg + page - TAIL_LEN, &at, got);
+	free(pg);
+	if (r == 0 && memcmp(got, uuid, 16) != 0)
+		r = -ESTALE;
+	if (r < 0)
+		return r;
+	r = bd_index_read(&dev, at, INDEX_MAGIC, &im.ix);
+	if (r == -ENOENT || r == -ERANGE)
+		r = -EBADMSG;	/* the record points at no index block */
+	if (r < 0)
+		return r;
+	im.found = true;
+	r = bd_image_read_header(&dev, &im, buf, size, ret_len);
+	bd_image_clear(&im);
+	return r;
 }
 
 static void
@@ -964,7 +1085,7 @@ swap_refused(void)
 {
 	/* The booting system needs its swap back; the image stays
 	 * readable until the pages are reused. */
-	if (restore_swap_signature() == 0)
+	if (restore_swap_signature(NULL) == 0)
 		LOG(TORPOR_LOG_NOTICE, "restored the swap signature of %s", spec);
 }
 
@@ -1055,6 +1176,8 @@ static const struct torpor_plugin swap_plugin = {
 	.refused = swap_refused,
 	.resume_args = swap_resume_args,
 	.free_space = swap_free_space,
+	.consume = swap_consume,
+	.read_consumed = swap_read_consumed,
 };
 
 TORPOR_PLUGIN_REGISTER(swap_plugin)

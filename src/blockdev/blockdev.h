@@ -353,6 +353,9 @@ void bd_drop_file_cache(const char *path);
 
 uint64_t bd_round_up(uint64_t v, uint64_t to);
 
+/* Whether the n bytes at p are all zero. */
+bool bd_all_zero(const uint8_t *p, size_t n);
+
 /* The first size - 1 bytes of a small file (sysfs), NUL-terminated. */
 int bd_read_text(const char *path, char *buf, size_t size);
 

@@ -87,8 +87,8 @@ format_uuid(const uint8_t u[16], char *buf, size_t size)
 		 u[10], u[11], u[12], u[13], u[14], u[15]);
 }
 
-static bool
-all_zero(const uint8_t *p, size_t n)
+bool
+bd_all_zero(const uint8_t *p, size_t n)
 {
 	while (n--)
 		if (*p++)
@@ -115,7 +115,7 @@ probe_buffer(const uint8_t *b, size_t len, struct probe *p)
 	     memcmp(b + page - 10, "TORPOR0001", 10) == 0)) {
 		/* A swap area keeps its UUID and label under torpor's
 		 * signature too: resume=UUID= must find it. */
-		if (!all_zero(b + 1036, 16))
+		if (!bd_all_zero(b + 1036, 16))
 			format_uuid(b + 1036, p->uuid, sizeof(p->uuid));
 		memcpy(p->label, b + 1052, 16);
 		return;

@@ -326,7 +326,14 @@ cycle_open(struct cycle *cy)
 		r = refresh_writer(p);
 	if (r < 0)
 		return r;
-	return check_header_room(&p->chain, &s->reg, &cy->h);
+	r = check_header_room(&p->chain, &s->reg, &cy->h);
+	if (r < 0)
+		return r;
+	/* Drawn now, so that the memory the image holds knows it: the
+	 * resumed system reads back only the header of this image. */
+	if (getrandom(cy->h.uuid, sizeof(cy->h.uuid), 0) != sizeof(cy->h.uuid))
+		return log_error_errno(-errno, "no random bytes for the image UUID: %m");
+	return 0;
 }
 
 /* Room on the storage for the image, asked before anything is frozen. */
@@ -429,8 +436,9 @@ read_pages(void *ctx, uint8_t *buf, uint32_t max_pages, uint32_t *ret_pages)
 	return 0;
 }
 
-/* The header's facts: the image's size, a new UUID and the kernel that
- * wrote it (from the image's first page, read ahead). */
+/* The header's facts: the image's size and the kernel that wrote it
+ * (from the image's first page, read ahead); the UUID was drawn before
+ * the snapshot. */
 static int
 describe_image(struct cycle *cy)
 {
@@ -445,8 +453,6 @@ describe_image(struct cycle *cy)
 		return log_error_errno(r, "could not get the image size: %m");
 	h->format_version = IMAGE_FORMAT_VERSION;
 	h->flags = cy->o->test ? IMAGE_FLAG_TEST : 0;
-	if (getrandom(h->uuid, sizeof(h->uuid), 0) != sizeof(h->uuid))
-		return log_error_errno(-errno, "no random bytes for the image UUID: %m");
 	h->created = (uint64_t)time(NULL);
 	h->page_size = (uint32_t)cy->pre->chain.page_size;
 	h->page_count = bytes / cy->pre->chain.page_size;
@@ -606,29 +612,85 @@ cycle_leave(struct cycle *cy)
 	return 0;
 }
 
-/* After the system came back: report what the resume side recorded, and
- * keep it in o->times. */
+/* Why the resume figures were not taken, said once. */
 static void
-report_resume_stats(const struct plugin_entry *writer,
-		    struct cycle_times *times)
+ignore_figures(const char *why, const char *detail)
+{
+	log_notice("the resume figures are not known: %s%s%s", why,
+		   detail ? ": " : "", detail ? detail : "");
+}
+
+/* The header of this image, as torpor-resume left it, parsed and checked
+ * to be this image's: 0, or -errno when it was ignored (said why). */
+static int
+read_consumed_header(const struct cycle *cy, uint8_t *buf,
+		     struct image_header *h)
+{
+	const struct plugin_entry *w = cy->pre->chain.writer;
+	char err[200] = "";
+	size_t len = 0;
+	int r;
+
+	r = plugin_read_consumed(w, cy->h.uuid, buf, IMAGE_MAX_HEADER, &len);
+	if (r == -EOPNOTSUPP)
+		log_info("writer '%s' cannot read back the resume figures",
+			 w->ops.name);
+	else if (r == -ENOENT)
+		log_info("the resume figures are not known: no consumed-image record on the writer's storage");
+	else if (r == -ESTALE)
+		ignore_figures("the writer's consumed-image record names another image",
+			       NULL);
+	else if (r < 0)
+		ignore_figures("the writer's consumed-image record was ignored",
+			       strerror(-r));
+	if (r < 0)
+		return r;
+	r = image_header_parse(buf, len, h, err, sizeof(err));
+	if (r < 0) {
+		ignore_figures("the header it points at was ignored", err);
+		return r;
+	}
+	if (memcmp(h->uuid, cy->h.uuid, sizeof(h->uuid)) != 0) {
+		ignore_figures("the header it points at belongs to another image", NULL);
+		return -ESTALE;
+	}
+	if (err[0]) {
+		ignore_figures("the statistics slot was ignored", err);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/*
+ * Back from the image: read what torpor-resume left in the header's
+ * resume-stats slot and keep it in times.  This memory is the one from
+ * before the image was written, so the header is found through the
+ * record the writer's consume() left, and trusted only when it is the
+ * header of the image this cycle wrote (its UUID was drawn before the
+ * snapshot).  Runs before the thaw: a swap writer's pages are free again
+ * in this kernel, and nothing else may reuse them before they are read.
+ */
+static void
+read_back_resume(const struct cycle *cy, struct cycle_times *times)
 {
 	struct image_header h;
 	uint8_t *buf = malloc(IMAGE_MAX_HEADER);
-	size_t len = 0;
-	char err[160];
 
 	if (!buf)
 		return;
 	memset(&h, 0, sizeof(h));
-	if (plugin_read_header(writer, buf, IMAGE_MAX_HEADER, &len) == 0 &&
-	    image_header_parse(buf, len, &h, err, sizeof(err)) == 0 &&
-	    h.stats.resumed_at) {
-		printf("resume (recorded by torpor-resume): %" PRIu64 " pages in %.2f s\n",
-		       h.stats.pages_restored, (double)h.stats.read_usec / 1e6);
-		if (times) {
-			times->resumed_at = h.stats.resumed_at;
-			times->resume_usec = h.stats.read_usec;
-			times->resume_pages = h.stats.pages_restored;
+	if (read_consumed_header(cy, buf, &h) == 0) {
+		if (!h.stats.resumed_at) {
+			ignore_figures("torpor-resume left none in the header", NULL);
+		} else {
+			printf("resume (recorded by torpor-resume): %" PRIu64 " pages in %.2f s\n",
+			       h.stats.pages_restored,
+			       (double)h.stats.read_usec / 1e6);
+			if (times) {
+				times->resumed_at = h.stats.resumed_at;
+				times->resume_usec = h.stats.read_usec;
+				times->resume_pages = h.stats.pages_restored;
+			}
 		}
 	}
 	image_header_clear(&h);
@@ -720,7 +782,7 @@ cycle_hibernate_prepared(struct torpor_session *s, struct cycle_prepared *p,
 	}
 	cycle_phase(&cy, CYCLE_PHASE_RESUMED);
 	if (r >= 0 && !o->test && !cy.woke)
-		report_resume_stats(p->chain.writer, o->times);
+		read_back_resume(&cy, o->times);
 	if (o->times) {
 		/* Zero after a real resume: set after the snapshot. */
 		o->times->pages = cy.h.page_count;

@@ -315,6 +315,32 @@ plugin_invalidate(const struct plugin_entry *e)
 }
 
 int
+plugin_consume(const struct plugin_entry *e, const uint8_t uuid[16])
+{
+	int r;
+
+	if (!e->ops.consume)
+		return plugin_invalidate(e);
+	r = e->ops.consume(uuid);
+	return r < 0 ? failed(e, "consume", r,
+			      "could not invalidate the image") : 0;
+}
+
+int
+plugin_read_consumed(const struct plugin_entry *e, const uint8_t uuid[16],
+		     void *buf, size_t size, size_t *ret_len)
+{
+	int r;
+
+	if (!e->ops.read_consumed)
+		return -EOPNOTSUPP;
+	r = e->ops.read_consumed(uuid, buf, size, ret_len);
+	if (r >= 0 && *ret_len > size)
+		r = -EMSGSIZE;
+	return r < 0 ? r : 0;
+}
+
+int
 plugin_rewrite_header(const struct plugin_entry *e, const void *header,
 		      size_t len)
 {

@@ -75,6 +75,11 @@ int plugin_read_header(const struct plugin_entry *e, void *buf, size_t size,
 int plugin_read(const struct plugin_entry *e, uint64_t offset, void *buf,
 		size_t len);
 int plugin_invalidate(const struct plugin_entry *e);
+/* Absent: plugin_invalidate(). */
+int plugin_consume(const struct plugin_entry *e, const uint8_t uuid[16]);
+/* Absent: -EOPNOTSUPP.  Not logged: the caller says what it ignores. */
+int plugin_read_consumed(const struct plugin_entry *e, const uint8_t uuid[16],
+			 void *buf, size_t size, size_t *ret_len);
 /* Absent: 0 (nothing is recorded). */
 int plugin_rewrite_header(const struct plugin_entry *e, const void *header,
 			  size_t len);

@@ -494,7 +494,8 @@ invalidate_before_restore(struct resume *rs)
 
 	if (rs->gone)
 		return 0;
-	r = plugin_invalidate(rs->writer);
+	/* The record it leaves lets the resumed system read the slot. */
+	r = plugin_consume(rs->writer, rs->h.uuid);
 	if (r < 0) {
 		log_error("not resuming: the image could not be invalidated first");
 		return r;

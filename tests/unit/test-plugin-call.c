@@ -82,6 +82,53 @@ START_TEST(saved_config_without_load_config_is_refused)
 }
 END_TEST
 
+static int invalidated;
+
+static int
+count_invalidate(void)
+{
+	invalidated++;
+	return 0;
+}
+
+static size_t consumed_len;
+
+static int
+read_consumed_len(const uint8_t uuid[16], void *buf, size_t size,
+		  size_t *ret_len)
+{
+	(void)uuid, (void)buf, (void)size;
+	*ret_len = consumed_len;
+	return 0;
+}
+
+/* A writer from before consume() and read_consumed(): the resume side
+ * invalidates as before, the resumed system has nothing to read back; a
+ * header longer than the buffer is refused. */
+START_TEST(consume_falls_back_to_invalidate)
+{
+	static const uint8_t uuid[16] = { 1 };
+	uint8_t buf[8];
+	size_t len = 0;
+
+	bare.ops.type = TORPOR_PLUGIN_WRITER;
+	ck_assert_int_eq(plugin_consume(&bare, uuid), -ENOSYS);
+	bare.ops.invalidate = count_invalidate;
+	invalidated = 0;
+	ck_assert_int_eq(plugin_consume(&bare, uuid), 0);
+	ck_assert_int_eq(invalidated, 1);
+	ck_assert_int_eq(plugin_read_consumed(&bare, uuid, buf, sizeof(buf), &len),
+			 -EOPNOTSUPP);
+	bare.ops.read_consumed = read_consumed_len;
+	consumed_len = sizeof(buf) + 1;
+	ck_assert_int_eq(plugin_read_consumed(&bare, uuid, buf, sizeof(buf), &len),
+			 -EMSGSIZE);
+	consumed_len = sizeof(buf);
+	ck_assert_int_eq(plugin_read_consumed(&bare, uuid, buf, sizeof(buf), &len), 0);
+	ck_assert_uint_eq(len, sizeof(buf));
+}
+END_TEST
+
 static size_t produce;
 
 static int
@@ -145,6 +192,7 @@ plugin_call_suite(void)
 	tcase_add_test(tc, saved_config_without_load_config_is_refused);
 	tcase_add_test(tc, results_are_held_to_their_bounds);
 	tcase_add_test(tc, save_config_stays_in_its_storage);
+	tcase_add_test(tc, consume_falls_back_to_invalidate);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -134,6 +134,9 @@ write_conf() {
 		# -initrd), which holds torpor-resume and this file: no /boot
 		# to check.
 		echo "initramfs = none"
+		# The last cycle's figures (status reads them after the
+		# resume), whatever prefix the build has.
+		echo "state_dir = /var/lib/torpor"
 		echo
 		echo "[$writer]"
 		echo "device = $dev"
@@ -266,6 +269,30 @@ flip_byte() {
 	note "flipped the byte at $at ($old -> $new)"
 }
 
+# After the real resume the resumed system read back torpor-resume's
+# statistics slot: status (run in the guest, VM-STATUS) shows a read time
+# and the pages that torpor-resume said it handed to the kernel.
+check_read_back() {
+	local st pages
+	[ "$writer" != kernel ] || return 0
+	st=$(grep -h -m1 'VM-STATUS ' "$logdir/boot2.log" | sed 's/.*VM-STATUS //')
+	pages=$(grep -h -m1 -oE 'torpor-resume: resume: [0-9]+ pages|^[0-9.]+ resume: [0-9]+ pages' "$logdir/boot2.log" |
+		grep -oE '[0-9]+ pages' | grep -oE '[0-9]+')
+	[ -n "$pages" ] || { fail "boot 2: torpor-resume logged no page count"; return; }
+	read_back=$(python3 - "$st" "$pages" <<'PY'
+import json, sys
+try:
+    r = json.loads(sys.argv[1])["last_cycle"]["resume"]
+except Exception as e:
+    sys.exit("status --json unreadable: %s" % e)
+if not r or not r["seconds"] > 0 or r["pages"] != int(sys.argv[2]):
+    sys.exit("resume figures %r, torpor-resume handed %s pages" % (r, sys.argv[2]))
+print("%d pages, read+decode %.3f s" % (r["pages"], r["seconds"]))
+PY
+) || { fail "boot 2: the resume figures were not read back: $read_back"; return; }
+	note "read back after the resume: $read_back"
+}
+
 on_exit() {
 	if [ "$failures" -gt 0 ]; then
 		for f in "$logdir"/boot*.log; do
@@ -346,6 +373,7 @@ resume)
 	has 2 "$after_re" ||
 		fail "boot 2: no MARKER-AFTER with token=$token sum=$sum: $(grep -h MARKER "$logdir/boot2.log")"
 	has 2 'VM: hibernate exit 0' || fail "boot 2: the resumed hibernate did not exit 0"
+	check_read_back
 	if [ "$daemon" = 1 ]; then
 		has 2 'torpor: resumed ' ||
 			fail "boot 2: the client did not get torpord's phases after the resume"

@@ -79,6 +79,20 @@ make_ext4() {
 	UNDO+=("umount $2")
 }
 
+# make_swap_file_fs LABEL: a 256 MiB swap file (root's, 0600) labelled
+# LABEL on a fresh ext4 loop device mounted on $WORK/mnt; sets FSDEV, MNT
+# and SW, or exits with FAIL.
+make_swap_file_fs() {
+	make_loop fs 512 || { echo "FAIL: losetup"; exit 1; }
+	FSDEV=$LOOP
+	MNT="$WORK/mnt"
+	make_ext4 "$FSDEV" "$MNT" || { echo "FAIL: mkfs/mount"; exit 1; }
+	SW="$MNT/swapfile"
+	dd if=/dev/zero of="$SW" bs=1M count=256 status=none conv=fsync &&
+		chmod 600 "$SW" && mkswap -L "$1" "$SW" >/dev/null ||
+		{ echo "FAIL: mkswap on a file"; exit 1; }
+}
+
 # The filters for the cycle: lzo and checksum when built.
 filters() {
 	local f=""
@@ -95,6 +109,7 @@ write_config() {
 		echo "snapshot = ${SIM:-sim:64M:3}"
 		echo "filters = $(filters)"
 		echo "writer = $writer"
+		[ -z "${TORPOR_EXTRA:-}" ] || echo "$TORPOR_EXTRA"
 		echo
 		echo "[$writer]"
 		for line in "$@"; do echo "$line"; done

@@ -6,13 +6,8 @@
 # label, and e2fsck -fn finds the filesystem clean.
 . "$(dirname "$0")/lib.sh"
 
-make_loop fs 512 || { echo "FAIL: losetup"; exit 1; }
-dev=$LOOP
-mnt="$WORK/mnt"
-make_ext4 "$dev" "$mnt" || { echo "FAIL: mkfs/mount"; exit 1; }
-sw="$mnt/swapfile"
-dd if=/dev/zero of="$sw" bs=1M count=256 status=none conv=fsync && chmod 600 "$sw" &&
-	mkswap -L swfile "$sw" >/dev/null || { echo "FAIL: mkswap on a file"; exit 1; }
+make_swap_file_fs swfile
+dev=$FSDEV mnt=$MNT sw=$SW
 uuid=$(blkid -p -o value -s UUID "$sw")
 fsuuid=$(blkid -p -o value -s UUID "$dev")
 phys=$(filefrag -v "$sw" | awk '$1 == "0:" { sub(/\.\..*/, "", $4); print $4 }')
