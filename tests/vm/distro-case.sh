@@ -33,19 +33,8 @@ scale=${TORPOR_VM_TIMEOUT_SCALE:-1}
 cache=${TORPOR_VM_CACHE:-/var/cache/torpor-vm}
 MEM=512
 
-skip() {
-	echo "***********************************************************" >&2
-	echo "vm: SKIP $case_name: $*" >&2
-	echo "***********************************************************" >&2
-	exit 77
-}
-failures=0
-fail() {
-	echo "vm: FAIL $case_name: $*" >&2
-	failures=$((failures + 1))
-}
+. "$here/qemu-lib.sh"
 die() { fail "$*"; exit 1; }
-note() { echo "vm: $case_name: $*"; }
 
 gen=initramfs-tools corrupt=0
 case "$case_name" in
@@ -200,7 +189,6 @@ swap_tail() {
 }
 
 # --- Booting --------------------------------------------------------------
-. "$here/qemu-lib.sh"
 # boot N TIMEOUT: sets boot_rc and boot_secs.
 boot() {
 	local n=$1 limit=$(($2 * scale))
