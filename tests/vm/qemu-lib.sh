@@ -32,7 +32,8 @@ stamp_lines() {
 
 # qemu_boot LOG LIMIT MEM KERNEL INITRD APPEND DISK...: one boot under
 # TCG, the disks as /dev/vda, /dev/vdb..., ended by `timeout` after LIMIT
-# seconds; sets boot_rc and boot_secs.
+# seconds; sets boot_rc and boot_secs.  The array qemu_extra, when set,
+# adds its words to QEMU's command line.
 qemu_boot() {
 	local log=$1 limit=$2 mem=$3 kernel=$4 initrd=$5 append=$6
 	local start end disk drives=()
@@ -46,7 +47,7 @@ qemu_boot() {
 		-nodefaults -no-reboot -display none -monitor none \
 		-serial stdio -net none \
 		-kernel "$kernel" -initrd "$initrd" -append "$append" \
-		"${drives[@]}" \
+		"${drives[@]}" ${qemu_extra[@]+"${qemu_extra[@]}"} \
 		</dev/null 2>&1 | stamp_lines "$start" >"$log"
 	boot_rc=${PIPESTATUS[0]}
 	end=${EPOCHREALTIME/./}
