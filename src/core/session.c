@@ -353,16 +353,16 @@ session_parse_wait(const char *text, unsigned *ret_seconds)
 	return 0;
 }
 
-/* A quiet look for the writer's storage: the session, the writer's
- * initialise() and find().  Returns what they return. */
-static int
-probe_storage(const char *config_path, const char *plugin_dir)
+int
+session_probe_storage(const char *config_path, const char *plugin_dir,
+		      bool quiet)
 {
 	int level = log_get_max_level();
 	struct torpor_session s;
 	int r;
 
-	log_set_max_level(TORPOR_LOG_ERR - 1);
+	if (quiet)
+		log_set_max_level(TORPOR_LOG_ERR - 1);
 	r = session_open(&s, config_path, plugin_dir, false);
 	if (r >= 0)
 		r = session_arrange_writer_only(&s);
@@ -386,7 +386,7 @@ session_wait_for_storage(const char *config_path, const char *plugin_dir,
 	int r;
 
 	for (waited_ms = 0;; waited_ms += step_ms) {
-		r = probe_storage(config_path, plugin_dir);
+		r = session_probe_storage(config_path, plugin_dir, true);
 		if (r != -ENOENT && r != -ENODEV) {
 			if (waited_ms > 0)
 				log_notice("the storage device is there after %u ms",

@@ -56,6 +56,12 @@ int session_invalidate(struct torpor_session *s);
 /* --wait-device SECONDS: 0 to 3600.  Logs a wrong value, -EINVAL. */
 int session_parse_wait(const char *text, unsigned *ret_seconds);
 
+/* A look for the writer's storage: a session of its own, the writer's
+ * initialise() and find().  Returns what find() returns, or the first
+ * error; quiet: nothing is logged. */
+int session_probe_storage(const char *config_path, const char *plugin_dir,
+			  bool quiet);
+
 /*
  * Wait up to seconds for the configured writer's storage, which may appear
  * a moment after boot (udev, a USB disk, a LUKS volume being unlocked):

@@ -15,8 +15,6 @@
 #include <string.h>
 
 #include "log.h"
-#include "plugin-call.h"
-#include "registry.h"
 #include "session.h"
 #include "stale.h"
 #include "status.h"
@@ -60,17 +58,10 @@ initrd_reason(char *buf, size_t size)
 /* The storage is missing or unreadable: the writer says which and why
  * (the wait's probes were quiet), then the line about the image. */
 static int
-storage_unreadable(const char *config_path, const char *plugin_dir, int r)
+storage_unreadable(const char *config_path, const char *plugin_dir)
 {
-	struct torpor_session s;
+	int r = session_probe_storage(config_path, plugin_dir, false);
 
-	if (session_open(&s, config_path, plugin_dir, false) >= 0 &&
-	    session_arrange_writer_only(&s) >= 0 &&
-	    registry_initialise(&s.reg, 1) >= 0) {
-		r = plugin_find(s.reg.active_writer);
-		registry_cleanup(&s.reg, 1);
-	}
-	session_close(&s);
 	if (r >= 0)	/* there after all: the next boot looks again */
 		return EXIT_SUCCESS;
 	log_warning("cannot look for a stale hibernation image: the storage is %s; "
@@ -92,7 +83,7 @@ torpor_invalidate_stale(const char *config_path, const char *plugin_dir,
 	if (r == 0)
 		return EXIT_SUCCESS;
 	if (r < 0)
-		return storage_unreadable(config_path, plugin_dir, r);
+		return storage_unreadable(config_path, plugin_dir);
 	why = initrd_reason(buf, sizeof(buf));
 	r = session_open(&s, config_path, plugin_dir, false);
 	if (r >= 0)
