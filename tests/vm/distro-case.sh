@@ -122,7 +122,10 @@ in_guest() {
 }
 
 # The swap area: a partition of the one disk, or (stale) a disk of its
-# own that boot 2 goes without: nofail, so that its absence holds nothing.
+# own that boot 2 goes without: nofail, so that its absence fails nothing.
+# (systemd's swap job still waits its 90 s for the missing device in boot
+# 2, after torpor-stale-image.service is done; a 2 s device timeout was
+# too short for the disk that is there in boot 1 under TCG.)
 swapdev=/dev/vda2 swapopts=sw
 [ "$stale" = 1 ] && swapdev=/dev/vdb swapopts=sw,nofail
 
