@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * /etc/torpor/torpor.conf: INI.  [torpor] holds the core's keys; every other
+ * torpor.conf ($sysconfdir/torpor): INI.  [torpor] holds the core's keys; every other
  * section belongs to the plugin of that name and is checked against the keys
  * the plugin declares once plugins are loaded.
  */
@@ -12,9 +12,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "torpor-build.h"
 #include "registry.h"
 
-#define TORPOR_DEFAULT_CONFIG "/etc/torpor/torpor.conf"
+/* TORPOR_DEFAULT_CONFIG (torpor-build.h): $sysconfdir/torpor/torpor.conf. */
 
 /* The section of the core's own keys. */
 #define CONFIG_CORE_SECTION "torpor"

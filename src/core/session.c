@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,6 +336,74 @@ session_invalidate(struct torpor_session *s)
 	r = plugin_invalidate(w);
 	registry_cleanup(&s->reg, 1);
 	return r;
+}
+
+int
+session_parse_wait(const char *text, unsigned *ret_seconds)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || end == text || *end || text[0] == '-' || v > 3600)
+		return log_error_errno(-EINVAL,
+			"--wait-device '%s': expected seconds, 0 to 3600", text);
+	*ret_seconds = (unsigned)v;
+	return 0;
+}
+
+int
+session_probe_storage(const char *config_path, const char *plugin_dir,
+		      bool quiet)
+{
+	int level = log_get_max_level();
+	struct torpor_session s;
+	int r;
+
+	if (quiet)
+		log_set_max_level(TORPOR_LOG_ERR - 1);
+	r = session_open(&s, config_path, plugin_dir, false);
+	if (r >= 0)
+		r = session_arrange_writer_only(&s);
+	if (r >= 0)
+		r = registry_initialise(&s.reg, 1);
+	if (r >= 0) {
+		r = plugin_find(s.reg.active_writer);
+		registry_cleanup(&s.reg, 1);
+	}
+	session_close(&s);
+	log_set_max_level(level);
+	return r;
+}
+
+int
+session_wait_for_storage(const char *config_path, const char *plugin_dir,
+			 unsigned seconds)
+{
+	const unsigned step_ms = 250, limit_ms = seconds * 1000u;
+	unsigned waited_ms;
+	int r;
+
+	for (waited_ms = 0;; waited_ms += step_ms) {
+		r = session_probe_storage(config_path, plugin_dir, true);
+		if (r != -ENOENT && r != -ENODEV) {
+			if (waited_ms > 0)
+				log_notice("the storage device is there after %u ms",
+					   waited_ms);
+			return r;
+		}
+		if (waited_ms >= limit_ms) {
+			if (limit_ms > 0)
+				log_warning("the storage device did not appear within %u s",
+					    seconds);
+			return r;
+		}
+		if (waited_ms == 0)
+			log_notice("the storage device is not there yet; waiting up to %u s for it",
+				   seconds);
+		poll(NULL, 0, step_ms);
+	}
 }
 
 void

@@ -53,6 +53,26 @@ void session_close(struct torpor_session *s);
  * (initialise, invalidate, clean up).  Logs failures. */
 int session_invalidate(struct torpor_session *s);
 
+/* --wait-device SECONDS: 0 to 3600.  Logs a wrong value, -EINVAL. */
+int session_parse_wait(const char *text, unsigned *ret_seconds);
+
+/* A look for the writer's storage: a session of its own, the writer's
+ * initialise() and find().  Returns what find() returns, or the first
+ * error; quiet: nothing is logged. */
+int session_probe_storage(const char *config_path, const char *plugin_dir,
+			  bool quiet);
+
+/*
+ * Wait up to seconds for the configured writer's storage, which may appear
+ * a moment after boot (udev, a USB disk, a LUKS volume being unlocked):
+ * quietly opens a session and asks the writer's find() every 250 ms while
+ * it fails with ENOENT or ENODEV.  A device that is there costs no wait.
+ * Returns the last find(): 1 an image is there, 0 none, -errno (-ENOENT,
+ * -ENODEV: it never appeared).  Logs a notice when it waits.
+ */
+int session_wait_for_storage(const char *config_path, const char *plugin_dir,
+			     unsigned seconds);
+
 /* The one-line summary of hibernate, resume and verify:
  * "WHAT: N pages, X MiB image, Y MiB stored (R%), S s, M MiB/s". */
 void session_print_summary(const char *what, uint64_t pages, size_t page_size,

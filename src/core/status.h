@@ -27,6 +27,10 @@
  */
 int status_report(struct torpor_session *s, FILE *out, bool json);
 
+/* The root under which the kernel's files and /run are read: "" in a
+ * build for use, $TORPOR_TEST_SYSROOT in a test build when set. */
+const char *status_sysroot(void);
+
 /* The plugins loaded in s (and each one's own status) on out. */
 void plugins_report(struct torpor_session *s, FILE *out, bool json);
 

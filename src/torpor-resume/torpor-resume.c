@@ -98,23 +98,6 @@ read_cmdline(const char *path, char *buf, size_t size)
 	return 0;
 }
 
-/* A number of seconds, at most an hour. */
-static int
-parse_seconds(const char *text, unsigned *ret)
-{
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	v = strtoul(text, &end, 10);
-	if (errno || end == text || *end || text[0] == '-' || v > 3600) {
-		log_error("--wait-device '%s': expected seconds, 0 to 3600", text);
-		return -EINVAL;
-	}
-	*ret = (unsigned)v;
-	return 0;
-}
-
 /* Options into the arg_* globals and o.  Returns -1 to go on, else the
  * exit status. */
 static int
@@ -149,7 +132,7 @@ parse_args(int argc, char **argv, struct resume_options *o)
 			arg_cmdline = optarg;
 			break;
 		case OPT_WAIT_DEVICE:
-			if (parse_seconds(optarg, &arg_wait_device) < 0)
+			if (session_parse_wait(optarg, &arg_wait_device) < 0)
 				return EXIT_FAILURE;
 			break;
 		case 'v':
@@ -223,63 +206,6 @@ record_resume(const struct torpor_session *s, const struct resume_options *o)
 			    s->config->state_dir, strerror(-r));
 }
 
-/* A quiet look for the writer's storage: the session, the writer's
- * initialise() and find().  Returns what they return. */
-static int
-probe_device(void)
-{
-	struct torpor_session s;
-	int r;
-
-	r = session_open(&s, arg_config, arg_plugin_dir, false);
-	if (r >= 0)
-		r = session_arrange_writer_only(&s);
-	if (r >= 0)
-		r = registry_initialise(&s.reg, 1);
-	if (r >= 0) {
-		r = plugin_find(s.reg.active_writer);
-		registry_cleanup(&s.reg, 1);
-	}
-	session_close(&s);
-	return r;
-}
-
-/*
- * In an initramfs the storage device may appear a moment after this runs
- * (udev, a USB disk, a LUKS volume being unlocked): the writers fail with
- * ENOENT or ENODEV while the node or the UUID= link is missing.  Wait for
- * it, quietly, within --wait-device; a device that is there (with or
- * without an image) costs no wait.
- */
-static void
-wait_for_device(void)
-{
-	const unsigned step_ms = 250, limit_ms = arg_wait_device * 1000u;
-	int level = log_get_max_level(), r;
-	unsigned waited_ms;
-
-	for (waited_ms = 0; limit_ms > 0; waited_ms += step_ms) {
-		log_set_max_level(TORPOR_LOG_ERR - 1);
-		r = probe_device();
-		log_set_max_level(level);
-		if (r != -ENOENT && r != -ENODEV) {
-			if (waited_ms > 0)
-				log_notice("the storage device is there after %u ms",
-					   waited_ms);
-			return;
-		}
-		if (waited_ms >= limit_ms) {
-			log_warning("the storage device did not appear within %u s",
-				    arg_wait_device);
-			return;
-		}
-		if (waited_ms == 0)
-			log_notice("the storage device is not there yet; waiting up to %u s for it",
-				   arg_wait_device);
-		poll(NULL, 0, step_ms);
-	}
-}
-
 /* Resume, until nothing resumable is left behind.  Does not return when
  * the user chooses to power off. */
 static int
@@ -288,7 +214,9 @@ resume_until_decided(struct resume_options *o)
 	struct torpor_session s;
 	int r, choice;
 
-	wait_for_device();
+	if (arg_wait_device > 0)
+		session_wait_for_storage(arg_config, arg_plugin_dir,
+					 arg_wait_device);
 	for (;;) {
 		r = session_open(&s, arg_config, arg_plugin_dir, false);
 		if (r >= 0)

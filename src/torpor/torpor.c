@@ -32,6 +32,7 @@
 #include "status.h"
 
 #include "client.h"
+#include "stale.h"
 #include "view.h"
 
 int torpor_keygen_main(int argc, char **argv);
@@ -49,6 +50,8 @@ static bool arg_test;
 static bool arg_force;
 static bool arg_json;
 static bool arg_verbose;
+static bool arg_stale;
+static unsigned arg_wait_device;
 
 struct command {
 	const char *name;
@@ -76,7 +79,7 @@ static const struct command commands[] = {
 	{ "plugins", "[--json]", "list the plugins found in the plugin directory", cmd_plugins, false },
 	{ "config", "", "print the effective configuration", cmd_config, false },
 	{ "verify", "[--passphrase-file FILE]", "read and check a stored image through the whole chain", cmd_verify, false },
-	{ "invalidate", "", "discard a stored image so that it is never resumed", cmd_invalidate, false },
+	{ "invalidate", "[--stale [--wait-device SECONDS]]", "discard a stored image so that it is never resumed", cmd_invalidate, false },
 	{ "resume-args", "", "print the kernel command line words that locate the image", cmd_resume_args, false },
 	{ "keygen", "[--passphrase-file FILE] [--output DIR] [--force]", "create the key pair of the crypt filter", cmd_keygen, true },
 	{ "file-setup", "", "allocate the image file of the file writer", cmd_file_setup, true },
@@ -93,6 +96,8 @@ enum {
 	OPT_JSON,
 	OPT_SOCKET,
 	OPT_AFTER,
+	OPT_STALE,
+	OPT_WAIT_DEVICE,
 };
 
 struct cli_option {
@@ -119,6 +124,8 @@ static const struct cli_option cli_options[] = {
 	{ "test", OPT_TEST, NULL, NULL, false },
 	{ "force", OPT_FORCE, NULL, NULL, false },
 	{ "json", OPT_JSON, NULL, NULL, false },
+	{ "stale", OPT_STALE, NULL, NULL, false },
+	{ "wait-device", OPT_WAIT_DEVICE, "SECONDS", NULL, false },
 	{ "verbose", 'v', NULL, "say more (repeat for debug)", true },
 	{ "quiet", 'q', NULL, "errors only", true },
 	{ "help", 'h', NULL, "this help", false },
@@ -375,6 +382,11 @@ cmd_invalidate(int argc, char **argv)
 	struct torpor_session s;
 	int r;
 
+	/* At boot, before swap: never through the daemon, whose socket
+	 * activation would wait for this very unit. */
+	if (arg_stale)
+		return torpor_invalidate_stale(arg_config, arg_plugin_dir,
+					       arg_wait_device);
 	r = via_daemon(&rq);
 	if (r != CLIENT_NO_DAEMON)
 		return r;
@@ -572,6 +584,13 @@ apply_option(int id, const char *arg)
 	case OPT_SOCKET:
 		arg_socket = arg;
 		break;
+	case OPT_STALE:
+		arg_stale = true;
+		break;
+	case OPT_WAIT_DEVICE:
+		if (session_parse_wait(arg, &arg_wait_device) < 0)
+			return EXIT_FAILURE;
+		break;
 	case OPT_AFTER:
 		if (config_after_from_name(arg) < 0) {
 			log_error("--after '%s': expected poweroff, reboot or suspend", arg);
@@ -696,6 +715,14 @@ command_to_run(int argc, char **argv)
 	if ((arg_direct || arg_test || arg_after || arg_force) &&
 	    cmd->run != cmd_hibernate) {
 		log_error("%s: --direct, --test, --after and --force belong to 'hibernate'", cmd->name);
+		return NULL;
+	}
+	if ((arg_stale || arg_wait_device) && cmd->run != cmd_invalidate) {
+		log_error("%s: --stale and --wait-device belong to 'invalidate'", cmd->name);
+		return NULL;
+	}
+	if (arg_wait_device && !arg_stale) {
+		log_error("invalidate: --wait-device goes with --stale");
 		return NULL;
 	}
 	return cmd;

@@ -32,12 +32,12 @@ needed_libs() {
 # A tree with what the hooks put in an initramfs for $CONF.
 make_tree() {
 	rm -rf "$TREE" "$EARLY"
-	mkdir -p "$TREE/usr/sbin" "$TREE/$PLUGINS_IN" "$TREE/etc/torpor" \
+	mkdir -p "$TREE/usr/sbin" "$TREE/$PLUGINS_IN" "$TREE${TORPOR_DEFAULT_CONFIG%/*}" \
 		"$TREE/bin" "$EARLY/kernel/x86/microcode"
 	echo busybox >"$TREE/bin/sh"
 	echo program >"$TREE/usr/sbin/torpor-resume"
 	for p in checksum raw; do echo "$p" >"$TREE/$PLUGINS_IN/$p.so"; done
-	cp "$CONF" "$TREE/etc/torpor/torpor.conf"
+	cp "$CONF" "$TREE$TORPOR_DEFAULT_CONFIG"
 	# The libraries the plugins link, by name (the check looks for names).
 	mkdir -p "$TREE/usr/lib/x86_64-linux-gnu"
 	for p in "$TORPOR_PLUGINDIR"/*.so; do
@@ -63,6 +63,25 @@ halve() {
 
 INITRD=$WORK/boot/initrd.img-test
 mkdir -p "$WORK/boot"
+
+# One configuration path for the programs and the hooks, whatever the
+# build's sysconfdir (a test build's is not /etc): the hooks copy it to
+# the same path inside the initramfs, where torpor-resume and this check
+# look for it.
+expect_path() {	# expect_path WHAT FILE FIXED-STRING
+	grep -qF -- "$3" "$2" || fail "$1: $(basename "$2") does not have '$3'"
+}
+hooks=$TORPOR_INITRAMFS_BUILD
+for p in "$TORPOR" "$TORPOR_RESUME"; do
+	"$p" --help >"$WORK/help" 2>&1
+	expect_path "$(basename "$p") --help" "$WORK/help" "(default $TORPOR_DEFAULT_CONFIG)"
+done
+expect_path "initramfs-files" "$hooks/initramfs-files" "conf=\${1:-$TORPOR_DEFAULT_CONFIG}"
+expect_path "initramfs-files" "$hooks/initramfs-files" 'echo "file $conf"'
+expect_path "initramfs-tools hook" "$hooks/hook-torpor" "[ ! -f $TORPOR_DEFAULT_CONFIG ]"
+expect_path "initramfs-tools hook" "$hooks/hook-torpor" 'file) copy_file torpor "$path" ;;'
+expect_path "dracut module" "$hooks/module-setup.sh" "[[ -f $TORPOR_DEFAULT_CONFIG ]]"
+expect_path "dracut module" "$hooks/module-setup.sh" 'file) inst_simple "$path" ;;'
 
 expect_refused() {	# expect_refused WHAT REGEX
 	t_run "$1" torpor hibernate --direct --test
@@ -117,26 +136,26 @@ else
 fi
 
 make_tree
-rm "$TREE/etc/torpor/torpor.conf"
+rm "$TREE$TORPOR_DEFAULT_CONFIG"
 pack "$INITRD" gzip
-expect_refused "no torpor.conf" 'it has no /etc/torpor/torpor.conf'
+expect_refused "no torpor.conf" "it has no $TORPOR_DEFAULT_CONFIG"
 
 # A copy naming another device: the image would be looked for elsewhere.
 make_tree
-sed -i "s|^device = .*|device = $WORK/other|" "$TREE/etc/torpor/torpor.conf"
+sed -i "s|^device = .*|device = $WORK/other|" "$TREE$TORPOR_DEFAULT_CONFIG"
 pack "$INITRD" gzip
 expect_refused "another location" "its torpor.conf has \\[raw\\] device = $WORK/other, this system's $IMAGE"
 
 make_tree
-sed -i 's|^writer = .*|writer = swap|' "$TREE/etc/torpor/torpor.conf"
+sed -i 's|^writer = .*|writer = swap|' "$TREE$TORPOR_DEFAULT_CONFIG"
 pack "$INITRD" gzip
 expect_refused "another writer" 'its torpor.conf names writer swap, this system.s raw'
 
 # A later archive's copy replaces the earlier one, as when unpacked.
 make_tree
 pack "$INITRD" gzip
-sed -i "s|^device = .*|device = $WORK/other|" "$TREE/etc/torpor/torpor.conf"
-(cd "$TREE" && find ./etc | cpio -o -H newc --quiet) | gzip >>"$INITRD"
+sed -i "s|^device = .*|device = $WORK/other|" "$TREE$TORPOR_DEFAULT_CONFIG"
+(cd "$TREE" && find ".${TORPOR_DEFAULT_CONFIG%/*}" | cpio -o -H newc --quiet) | gzip >>"$INITRD"
 expect_refused "stale copy in a later archive" "\\[raw\\] device = $WORK/other"
 
 # Not an initramfs, a truncated one, none at all.

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Shared helpers of the integration tests (sourced).  Meson passes the
 # paths of the programs in the environment: TORPOR, TORPOR_RESUME,
-# TORPOR_PLUGINDIR, IMAGE_TOOL.
+# TORPOR_PLUGINDIR, IMAGE_TOOL, and the build's default configuration
+# ($sysconfdir/torpor/torpor.conf) TORPOR_DEFAULT_CONFIG.
 set -u
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/torpor-it.XXXXXX")

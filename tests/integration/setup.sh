@@ -30,7 +30,7 @@ write_generator() {
 	#!/bin/bash
 	echo "generator \$*" >>"$GENLOG"
 	tree=\$(mktemp -d "$WORK/tree.XXXXXX")
-	mkdir -p "\$tree/sbin" "\$tree/$PLUGINS_IN" "\$tree/etc/torpor"
+	mkdir -p "\$tree/sbin" "\$tree/$PLUGINS_IN" "\$tree${TORPOR_DEFAULT_CONFIG%/*}"
 	cp "$TORPOR_BIN" "\$tree/sbin/torpor-resume"
 	cp "$PLUGINS"/*.so "\$tree/$PLUGINS_IN/"
 	mkdir -p "\$tree/lib"
@@ -39,7 +39,7 @@ write_generator() {
 			: >"\$tree/lib/\$l"
 		done
 	done
-	cp "$ROOT/etc/torpor/torpor.conf" "\$tree/etc/torpor/"
+	cp "$ROOT$TORPOR_DEFAULT_CONFIG" "\$tree${TORPOR_DEFAULT_CONFIG%/*}/"
 	rm -f "\$tree/${GEN_OMIT:-nothing}"
 	mkdir -p "$ROOT/boot"
 	(cd "\$tree" && find . | cpio -o -H newc --quiet | gzip) >"$ROOT/boot/initrd.img-$RELEASE"
@@ -53,7 +53,7 @@ write_generator() {
 make_root() {
 	rm -rf "$ROOT" "$GENLOG"
 	mkdir -p "$ROOT/proc" "$ROOT/sys/power" "$ROOT/sys/kernel/security" \
-		"$ROOT/usr/sbin" "$ROOT/etc/default" "$ROOT/etc/torpor" "$ROOT/boot"
+		"$ROOT/usr/sbin" "$ROOT/etc/default" "$ROOT${TORPOR_DEFAULT_CONFIG%/*}" "$ROOT/boot"
 	printf 'MemTotal: %s kB\nMemFree: 1000 kB\n' "${MEM_KIB:-131072}" >"$ROOT/proc/meminfo"
 	printf 'Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n%s\tpartition\t131068\t0\t-2\n' \
 		"$SWAP" >"$ROOT/proc/swaps"
@@ -69,7 +69,7 @@ make_root() {
 		echo
 		echo "[checksum]"
 		echo "algorithm = crc32c"
-	} >"$ROOT/etc/torpor/torpor.conf"
+	} >"$ROOT$TORPOR_DEFAULT_CONFIG"
 	write_generator
 }
 
@@ -94,7 +94,7 @@ before=$(state)
 t_run setup --dry-run
 expect_rc 0 "dry run"
 expect_out "storage: swap writer on UUID=$uuid" "dry run: the swap area"
-expect_out "would write $ROOT/etc/torpor/torpor.conf" "dry run: the configuration"
+expect_out "would write $ROOT$TORPOR_DEFAULT_CONFIG" "dry run: the configuration"
 expect_out "device = UUID=$uuid" "dry run: the configuration's text"
 expect_out "location as kernel command line words \\(torpor resume-args\\): resume=UUID=$uuid; not needed" "dry run: words"
 expect_out "running kernel's command line has no resume= word: good" "dry run: /proc/cmdline"
@@ -110,10 +110,10 @@ expect_err 'pass --yes' "no --yes"
 expect_unchanged "no --yes"
 
 # The whole way.
-old=$(cat "$ROOT/etc/torpor/torpor.conf")
+old=$(cat "$ROOT$TORPOR_DEFAULT_CONFIG")
 t_run setup --yes
 expect_rc 0 "setup"
-conf=$ROOT/etc/torpor/torpor.conf
+conf=$ROOT$TORPOR_DEFAULT_CONFIG
 [ "$(stat -c '%u %g %a %F' "$conf")" = "0 0 644 regular file" ] ||
 	fail "setup: the configuration is $(stat -c '%u %g %a %F' "$conf")"
 grep -q '^writer = swap$' "$conf" || fail "setup: no writer = swap"
@@ -126,7 +126,7 @@ grep -qx "generator -u -k $RELEASE" "$GENLOG" ||
 expect_out 'the new initramfs holds what a resume needs' "setup: initramfs check"
 expect_out '^hibernate \(test\): [0-9]+ pages' "setup: hibernate --test"
 expect_out 'done' "setup"
-ls -A "$ROOT/etc/torpor" | grep -q '^\.' && fail "setup: a temporary file was left"
+ls -A "$ROOT${TORPOR_DEFAULT_CONFIG%/*}" | grep -q '^\.' && fail "setup: a temporary file was left"
 [ "$(blkid -p -o value -s TYPE "$SWAP")" = swap ] || fail "setup: the swap area is not swap after the test"
 
 # The generator leaves torpor-resume out: refused with the fix.
@@ -150,12 +150,12 @@ expect_err 'Set \[torpor\] initramfs = PATH' "no initramfs"
 # A configuration that is a symbolic link is not replaced.
 make_root
 echo "[torpor]" >"$WORK/elsewhere.conf"
-ln -sf "$WORK/elsewhere.conf" "$ROOT/etc/torpor/torpor.conf"
+ln -sf "$WORK/elsewhere.conf" "$ROOT$TORPOR_DEFAULT_CONFIG"
 t_run setup --yes
 expect_rc 1 "symlink"
 expect_err 'not a regular file' "symlink"
 [ "$(cat "$WORK/elsewhere.conf")" = "[torpor]" ] || fail "symlink: its target changed"
-[ -L "$ROOT/etc/torpor/torpor.conf" ] || fail "symlink: replaced"
+[ -L "$ROOT$TORPOR_DEFAULT_CONFIG" ] || fail "symlink: replaced"
 
 # Refusals before anything is changed.
 refused() {	# refused WHAT REGEX: setup --yes refuses, nothing changes

@@ -11,10 +11,21 @@
 #           pre and post, systemd-hibernate.service succeeded
 #           (corrupt: the image is refused, a normal boot, swap usable)
 #   boot 3  no image left, swap active, no failed unit (not for corrupt)
+# distro-stale has its swap on a disk of its own (/dev/vdb, nofail) and
+# boots on after boot 1 without resuming:
+#   boot 2  without the swap disk: the initramfs waits its bounded time and
+#           says so, torpor-stale-image.service waits its bounded time and
+#           says so; the image stays (nothing can reach it)
+#   boot 3  the swap disk is attached only once the initramfs has given up
+#           (QEMU's monitor): the unit discards the image, saying why,
+#           before swap is activated; swap active
+#   boot 4  both disks from the start: no image, swap active, torpor
+#           status says none, no failed unit
 # then the host checks the root filesystem with e2fsck -fn.
 #
 # Usage: distro-case.sh CASE SRCDIR BUILDDIR [LOGDIR]
-#   CASE: distro-initramfs-tools | distro-corrupt | distro-dracut
+#   CASE: distro-initramfs-tools | distro-corrupt | distro-dracut |
+#         distro-stale
 # Exit: 0 passed, 1 failed, 77 QEMU or the package archive is unreachable.
 # Environment: TORPOR_VM_CACHE (default /var/cache/torpor-vm) keeps the
 # Debian root filesystems; TORPOR_VM_TIMEOUT_SCALE stretches the timeouts;
@@ -33,24 +44,14 @@ scale=${TORPOR_VM_TIMEOUT_SCALE:-1}
 cache=${TORPOR_VM_CACHE:-/var/cache/torpor-vm}
 MEM=512
 
-skip() {
-	echo "***********************************************************" >&2
-	echo "vm: SKIP $case_name: $*" >&2
-	echo "***********************************************************" >&2
-	exit 77
-}
-failures=0
-fail() {
-	echo "vm: FAIL $case_name: $*" >&2
-	failures=$((failures + 1))
-}
+. "$here/qemu-lib.sh"
 die() { fail "$*"; exit 1; }
-note() { echo "vm: $case_name: $*"; }
 
-gen=initramfs-tools corrupt=0
+gen=initramfs-tools corrupt=0 stale=0
 case "$case_name" in
 distro-initramfs-tools) ;;
 distro-corrupt) corrupt=1 ;;
+distro-stale) stale=1 ;;
 distro-dracut) gen=dracut ;;
 *) echo "distro-case: unknown case '$case_name'" >&2; exit 1 ;;
 esac
@@ -101,7 +102,7 @@ root=$logdir/root
 disk=$logdir/disk.img
 cleanup() {
 	rm -rf "$root"
-	[ "${TORPOR_VM_KEEP_DISK:-0}" = 1 ] || rm -f "$disk"
+	[ "${TORPOR_VM_KEEP_DISK:-0}" = 1 ] || rm -f "$disk" "$logdir/swap.img"
 }
 trap cleanup EXIT
 rm -rf "$root" "$logdir"/boot*.log
@@ -120,6 +121,14 @@ in_guest() {
 		mount --rbind /dev "$r/dev" && exec chroot "$r" "$@"' sh "$root" "$@"
 }
 
+# The swap area: a partition of the one disk, or (stale) a disk of its
+# own that boot 2 goes without: nofail, so that its absence fails nothing.
+# (systemd's swap job still waits its 90 s for the missing device in boot
+# 2, after torpor-stale-image.service is done; a 2 s device timeout was
+# too short for the disk that is there in boot 1 under TCG.)
+swapdev=/dev/vda2 swapopts=sw
+[ "$stale" = 1 ] && swapdev=/dev/vdb swapopts=sw,nofail
+
 # The configuration, step by step as README.md gives it.
 configure_guest() {
 	mkdir -p "$root/etc/torpor"
@@ -130,9 +139,9 @@ configure_guest() {
 	filters = lz4, checksum
 
 	[swap]
-	device = /dev/vda2
+	device = $swapdev
 	EOF
-	echo "/dev/vda2 none swap sw 0 0" >>"$root/etc/fstab"
+	echo "$swapdev none swap $swapopts 0 0" >>"$root/etc/fstab"
 	if [ "$gen" = initramfs-tools ]; then
 		echo "RESUME=none" >"$root/etc/initramfs-tools/conf.d/resume"
 		# The suite's own: only the modules this guest needs, so
@@ -194,20 +203,24 @@ truncate -s $((swap_sectors * 512)) "$logdir/swap.img"
 mkswap -q "$logdir/swap.img" >/dev/null || die "mkswap failed"
 dd if="$logdir/swap.img" of="$disk" bs=4096 count=1 seek=$((swap_start / 8)) \
 	conv=notrunc 2>/dev/null
-rm -f "$logdir/swap.img" && rm -rf "$root"
+rm -rf "$root"
+swapdisk=$logdir/swap.img swap_at=0 disks=("$disk" "$swapdisk")
+if [ "$stale" = 0 ]; then
+	rm -f "$swapdisk"
+	swapdisk=$disk swap_at=$((swap_start * 512)) disks=("$disk")
+fi
 swap_tail() {
-	dd if="$disk" bs=1 skip=$((swap_start * 512 + 4086)) count=10 2>/dev/null | tr -d '\0'
+	dd if="$swapdisk" bs=1 skip=$((swap_at + 4086)) count=10 2>/dev/null | tr -d '\0'
 }
 
 # --- Booting --------------------------------------------------------------
-. "$here/qemu-lib.sh"
 # boot N TIMEOUT: sets boot_rc and boot_secs.
 boot() {
 	local n=$1 limit=$(($2 * scale))
 	local append="root=/dev/vda1 ro console=ttyS0 quiet loglevel=4 panic=-1"
 	append="$append systemd.show_status=false torpor.boot=$n"
 	note "boot $n (timeout ${limit}s)"
-	qemu_boot "$logdir/boot$n.log" "$limit" "$MEM" "$kernel" "$initrd" "$append" "$disk"
+	qemu_boot "$logdir/boot$n.log" "$limit" "$MEM" "$kernel" "$initrd" "$append" "${disks[@]}"
 	note "boot $n: QEMU exit $boot_rc after ${boot_secs}s"
 	[ "$boot_rc" = 124 ] && fail "boot $n did not power off within ${limit}s"
 	grep -qE 'Kernel panic|BUG:|Oops' "$logdir/boot$n.log" &&
@@ -251,37 +264,108 @@ if [ "$corrupt" = 1 ]; then
 	note "flipped the byte at $at"
 fi
 
-# Boot 2: the initramfs resumes (or refuses the corrupt image).
-boot 2 400
-boot2_secs=$boot_secs
-after_re="MARKER-AFTER .*token=$token sum=$sum"
-if [ "$corrupt" = 0 ]; then
-	has 2 "$after_re" || fail "boot 2: no MARKER-AFTER with token=$token sum=$sum"
-	has 2 'TORPOR-VM: resumed hibernate-service=success status=0' ||
-		fail "boot 2: systemd-hibernate.service did not succeed: $(grep -h 'TORPOR-VM: resumed' "$logdir/boot2.log")"
-	has 2 'hooks=pre hibernate hibernate;post hibernate hibernate;' ||
-		fail "boot 2: the hooks did not run pre then post: $(grep -h 'hooks=' "$logdir/boot2.log")"
-	has 2 "data-after=$data" || fail "boot 2: the data written before hibernation is not there"
-else
-	has 2 'MARKER-AFTER' && fail "boot 2 resumed a corrupt image"
-	has 2 'torpor: the hibernation image was refused; booting normally' ||
-		fail "boot 2: no console line saying the image was refused"
-	has 2 'TORPOR-VM: normal boot 2 swaps=/dev/vda2' ||
-		fail "boot 2: swap is not active after the refusal"
-	[ "$(swap_tail)" = SWAPSPACE2 ] || fail "after the refusal the swap signature is not back"
-fi
+# stale: the image is never resumed; boots 2 to 4 (see the top).
+stale_boots() {
+	local gave_up='torpor: the storage of the hibernation image did not appear; booting normally'
+	local discarded="discarded a stale hibernation image on writer 'swap': its storage did not appear within the initramfs' wait"
 
-# Boot 3: nothing left to resume, a normal boot.
-if [ "$corrupt" = 0 ]; then
-	boot 3 300
-	has 3 'MARKER-AFTER' && fail "boot 3 resumed again"
-	has 3 'torpor: no hibernation image to resume; booting normally' ||
-		fail "boot 3: no console line saying there was no image"
-	has 3 'TORPOR-VM: normal boot 3 swaps=/dev/vda2' || fail "boot 3: swap is not active"
-	has 3 "TORPOR-VM: data=$data" || fail "boot 3: the data written before hibernation is lost"
-	has 3 'TORPOR-VM: failed-units=$' ||
-		fail "boot 3: failed units: $(grep -h 'failed-units=' "$logdir/boot3.log")"
+	disks=("$disk")
+	boot 2 400
+	boot2_secs=$boot_secs
+	has 2 'MARKER-AFTER' && fail "boot 2 resumed"
+	has 2 "$gave_up" || fail "boot 2: no console line saying the storage did not appear"
+	has 2 'cannot look for a stale hibernation image: the storage is not there' ||
+		fail "boot 2: torpor-stale-image.service did not say the storage is not there"
+	has 2 'TORPOR-VM: normal boot 2 swaps=$' || fail "boot 2: a swap area is active"
+	[ "$(swap_tail)" != SWAPSPACE2 ] || fail "boot 2 changed the swap disk it did not have"
+
+	# Boot 3: the swap disk comes once the initramfs has given up on it.
+	qemu_extra=(-drive "file=$swapdisk,if=none,id=late,format=raw"
+		    -monitor "unix:$logdir/monitor.sock,server=on,wait=off")
+	rm -f "$logdir/boot3.log"
+	attach_late 3 "$gave_up" &
+	boot 3 400
+	wait
+	qemu_extra=()
+	has 3 'MARKER-AFTER' && fail "boot 3 resumed"
+	has 3 "$gave_up" || fail "boot 3: the initramfs did not give up on the storage"
+	has 3 "$discarded" || fail "boot 3: torpor-stale-image.service did not discard the image, saying why"
+	has 3 'TORPOR-VM: normal boot 3 swaps=/dev/vdb' || fail "boot 3: swap is not active"
+	has 3 'TORPOR-VM: status-image=none' ||
+		fail "boot 3: torpor status: $(grep -h 'status-image=' "$logdir/boot3.log")"
 	[ "$(swap_tail)" = SWAPSPACE2 ] || fail "after boot 3 the swap signature is not back"
+
+	# Boot 4: everything there from the start, nothing stored.
+	disks=("$disk" "$swapdisk")
+	boot 4 300
+	has 4 'torpor: no hibernation image to resume; booting normally' ||
+		fail "boot 4: no console line saying there was no image"
+	has 4 'TORPOR-VM: stale-unit=success *$' ||
+		fail "boot 4: torpor-stale-image.service: $(grep -h 'stale-unit=' "$logdir/boot4.log")"
+	has 4 'TORPOR-VM: normal boot 4 swaps=/dev/vdb' || fail "boot 4: swap is not active"
+	has 4 'TORPOR-VM: status-image=none' || fail "boot 4: torpor status sees an image"
+	has 4 "TORPOR-VM: data=$data" || fail "boot 4: the data written before hibernation is lost"
+	has 4 'TORPOR-VM: failed-units=$' ||
+		fail "boot 4: failed units: $(grep -h 'failed-units=' "$logdir/boot4.log")"
+	echo "VM-TIMING-STALE boot2=${boot2_secs:-?}s initramfs-gave-up=$(ts 3 "$gave_up")s discarded=$(ts 3 "$discarded")s boot4=${boot_secs}s" |
+		tee "$logdir/timing-stale.txt"
+}
+
+# attach_late BOOT REGEX: once the line is in that boot's log, plug the
+# swap disk in (-drive id=late) through QEMU's monitor.
+attach_late() {
+	local i
+	for ((i = 0; i < 800 * scale; i++)); do
+		has "$1" "$2" 2>/dev/null && break
+		sleep 0.5
+	done
+	python3 - "$logdir/monitor.sock" <<-'EOF'
+	import socket, sys, time
+	s = socket.socket(socket.AF_UNIX)
+	s.connect(sys.argv[1])
+	s.sendall(b"device_add virtio-blk-pci,drive=late,id=latedev\n")
+	time.sleep(1)
+	s.close()
+	EOF
+	note "boot $1: the swap disk attached at $(tail -n1 "$logdir/boot$1.log" | cut -d' ' -f1)s"
+}
+
+if [ "$stale" = 1 ]; then
+	stale_boots
+else
+	# Boot 2: the initramfs resumes (or refuses the corrupt image).
+	boot 2 400
+	boot2_secs=$boot_secs
+	after_re="MARKER-AFTER .*token=$token sum=$sum"
+	if [ "$corrupt" = 0 ]; then
+		has 2 "$after_re" || fail "boot 2: no MARKER-AFTER with token=$token sum=$sum"
+		has 2 'TORPOR-VM: resumed hibernate-service=success status=0' ||
+			fail "boot 2: systemd-hibernate.service did not succeed: $(grep -h 'TORPOR-VM: resumed' "$logdir/boot2.log")"
+		has 2 'hooks=pre hibernate hibernate;post hibernate hibernate;' ||
+			fail "boot 2: the hooks did not run pre then post: $(grep -h 'hooks=' "$logdir/boot2.log")"
+		has 2 "data-after=$data" || fail "boot 2: the data written before hibernation is not there"
+	else
+		has 2 'MARKER-AFTER' && fail "boot 2 resumed a corrupt image"
+		has 2 'torpor: the hibernation image was refused; booting normally' ||
+			fail "boot 2: no console line saying the image was refused"
+		has 2 'TORPOR-VM: normal boot 2 swaps=/dev/vda2' ||
+			fail "boot 2: swap is not active after the refusal"
+		[ "$(swap_tail)" = SWAPSPACE2 ] || fail "after the refusal the swap signature is not back"
+	fi
+
+	# Boot 3: nothing left to resume, a normal boot.
+	if [ "$corrupt" = 0 ]; then
+		boot 3 300
+		has 3 'MARKER-AFTER' && fail "boot 3 resumed again"
+		has 3 'torpor: no hibernation image to resume; booting normally' ||
+			fail "boot 3: no console line saying there was no image"
+		has 3 'TORPOR-VM: normal boot 3 swaps=/dev/vda2' || fail "boot 3: swap is not active"
+		has 3 "TORPOR-VM: data=$data" || fail "boot 3: the data written before hibernation is lost"
+		has 3 'TORPOR-VM: failed-units=$' ||
+			fail "boot 3: failed units: $(grep -h 'failed-units=' "$logdir/boot3.log")"
+		[ "$(swap_tail)" = SWAPSPACE2 ] || fail "after boot 3 the swap signature is not back"
+	fi
+
 fi
 
 # The root filesystem, checked from the host after the last power-off.

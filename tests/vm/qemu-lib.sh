@@ -1,7 +1,23 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Shared by the VM suite's case scripts (sourced): one QEMU boot with a
 # host-timestamped serial log, and the helpers that read those logs.
-# The caller sets logdir (the logs are $logdir/bootN.log).
+# The caller sets case_name, and logdir (the logs are $logdir/bootN.log)
+# before it boots.
+
+# skip WHY: the case cannot run here (exit 77, loudly).
+skip() {
+	echo "***********************************************************" >&2
+	echo "vm: SKIP $case_name: $*" >&2
+	echo "***********************************************************" >&2
+	exit 77
+}
+# fail WHAT: count a failure and go on; the case exits 1 at its end.
+failures=0
+fail() {
+	echo "vm: FAIL $case_name: $*" >&2
+	failures=$((failures + 1))
+}
+note() { echo "vm: $case_name: $*"; }
 
 # Prefix every serial line with the host time since QEMU started, in
 # seconds: the guest's own clocks jump across a resume, the host's do not.
@@ -14,18 +30,24 @@ stamp_lines() {
 	done
 }
 
-# qemu_boot LOG LIMIT MEM KERNEL INITRD APPEND DISK: one boot under TCG,
-# ended by `timeout` after LIMIT seconds; sets boot_rc and boot_secs.
+# qemu_boot LOG LIMIT MEM KERNEL INITRD APPEND DISK...: one boot under
+# TCG, the disks as /dev/vda, /dev/vdb..., ended by `timeout` after LIMIT
+# seconds; sets boot_rc and boot_secs.  The array qemu_extra, when set,
+# adds its words to QEMU's command line.
 qemu_boot() {
-	local log=$1 limit=$2 mem=$3 kernel=$4 initrd=$5 append=$6 disk=$7
-	local start end
+	local log=$1 limit=$2 mem=$3 kernel=$4 initrd=$5 append=$6
+	local start end disk drives=()
+	shift 6
+	for disk in "$@"; do
+		drives+=(-drive "file=$disk,if=virtio,format=raw")
+	done
 	start=${EPOCHREALTIME/./}
 	timeout -k 5 "$limit" qemu-system-x86_64 \
 		-machine pc,accel=tcg -cpu qemu64 -m "$mem" -smp 1 \
 		-nodefaults -no-reboot -display none -monitor none \
 		-serial stdio -net none \
 		-kernel "$kernel" -initrd "$initrd" -append "$append" \
-		-drive "file=$disk,if=virtio,format=raw" \
+		"${drives[@]}" ${qemu_extra[@]+"${qemu_extra[@]}"} \
 		</dev/null 2>&1 | stamp_lines "$start" >"$log"
 	boot_rc=${PIPESTATUS[0]}
 	end=${EPOCHREALTIME/./}

@@ -28,18 +28,7 @@ logdir=$(cd "$logdir" && pwd)
 scale=${TORPOR_VM_TIMEOUT_SCALE:-1}
 
 MEM=512
-skip() {
-	echo "***********************************************************" >&2
-	echo "vm: SKIP $case_name: $*" >&2
-	echo "***********************************************************" >&2
-	exit 77
-}
-failures=0
-fail() {
-	echo "vm: FAIL $case_name: $*" >&2
-	failures=$((failures + 1))
-}
-note() { echo "vm: $case_name: $*"; }
+. "$here/qemu-lib.sh"
 
 # --- Can QEMU run at all? (the only reason to skip) -----------------------
 if ! command -v qemu-system-x86_64 >/dev/null ||
@@ -188,8 +177,6 @@ kernel=$(cat "$guest/kernel.path")
 initrd=$guest/initramfs.cpio
 
 # --- Booting --------------------------------------------------------------
-. "$here/qemu-lib.sh"
-
 # boot N MEM TIMEOUT EXTRA-APPEND: sets boot_rc and boot_secs.
 boot() {
 	local n=$1 mem=$2 limit=$3 extra=$4 log=$logdir/boot$1.log

@@ -4,7 +4,7 @@
 # a systemd initrd, as a pre-mount hook otherwise.
 check() {
 	require_binaries @sbindir@/torpor-resume || return 1
-	[[ -f @sysconfdir@/torpor/torpor.conf ]] || return 1
+	[[ -f @torpor_conf@ ]] || return 1
 	return 0
 }
 
