@@ -129,6 +129,12 @@ sysroot(void)
 	return "";
 }
 
+const char *
+status_sysroot(void)
+{
+	return sysroot();
+}
+
 static void
 sys_path(char *buf, size_t size, const char *path)
 {

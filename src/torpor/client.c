@@ -59,6 +59,8 @@ send_request(int fd, const struct client_request *rq, const char *request)
 		proto_msg_bool(&m, "test", true);
 	if (rq && rq->after)
 		proto_msg_string(&m, "after", rq->after);
+	if (rq && rq->s2h)
+		proto_msg_string(&m, "sleep", "suspend-then-hibernate");
 	if (rq && rq->json)
 		proto_msg_bool(&m, "json", true);
 	r = proto_msg_end(&m);

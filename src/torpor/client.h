@@ -9,6 +9,9 @@ struct client_request {
 	const char *request;	/* "hibernate", "status", ... */
 	bool test;		/* hibernate */
 	const char *after;	/* hibernate; NULL: the configured one */
+	/* hibernate: the hibernation step of suspend-then-hibernate (the
+	 * system-sleep hooks are told so) */
+	bool s2h;
 	bool json;		/* status, plugins */
 };
 

@@ -61,6 +61,7 @@ struct torpord {
 	struct conn *pending;
 	bool pending_test;
 	int pending_after;		/* enum config_after, -1: configured */
+	bool pending_s2h;		/* suspend-then-hibernate's 2nd step */
 	/* The running cycle. */
 	bool busy;
 	struct conn *client;		/* NULL once it went away */
