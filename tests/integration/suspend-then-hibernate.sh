@@ -157,6 +157,35 @@ expect_err 'sim: poweroff' "zero delay: it hibernated"
 t_run "zero delay: resume" torpor_resume
 expect_rc 0 "zero delay: resume"
 
+# --- the hibernation step through torpord ------------------------------
+# The daemon runs the hooks of the step it hibernates for: they must get
+# suspend-then-hibernate with SYSTEMD_SLEEP_ACTION=hibernate.
+SOCK=$WORK/torpord.sock
+fresh_sysroot
+s2h_config "hibernate_delay = 0"
+"$TORPORD" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" --socket "$SOCK" \
+	>"$WORK/torpord.log" 2>&1 &
+DPID=$!
+trap 'kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; rm -rf "$WORK"' EXIT
+for _ in $(seq 200); do
+	"$TORPOR" -q --socket "$SOCK" status >/dev/null 2>&1 && break
+	sleep 0.05
+done
+t_run "through torpord" "$TORPOR" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" \
+	--socket "$SOCK" suspend-then-hibernate
+expect_rc 0 "through torpord"
+grep -q 'running directly' "$ERR" && fail "torpord: the step ran directly"
+expect_calls "torpord" "pre suspend-then-hibernate hibernate" \
+	"post suspend-then-hibernate hibernate"
+grep -q 'sim: poweroff' "$WORK/torpord.log" || fail "torpord did not hibernate: $(cat "$WORK/torpord.log")"
+t_run "torpord: resume" torpor_resume
+expect_rc 0 "torpord: resume"
+t_run "bad sleep member" python3 "$(dirname "$0")/torpord-client.py" "$SOCK" \
+	--request '{"v": 1, "request": "hibernate", "sleep": "nap"}'
+grep -q 'sleep: not one of hibernate, suspend-then-hibernate' "$OUT" "$ERR" ||
+	fail "torpord accepted sleep = nap"
+kill "$DPID"; wait "$DPID" 2>/dev/null
+
 # --- refused before anything sleeps ------------------------------------
 refused() {	# refused WHAT REGEX ARGS...
 	local what=$1 re=$2; shift 2
