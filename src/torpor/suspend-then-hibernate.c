@@ -393,7 +393,7 @@ boottime_now(void)
  * Did the alarm wake the machine?  Once it has rung the kernel disables it
  * and wakealarm reads empty; it also has when CLOCK_BOOTTIME, which counts
  * the time asleep, has passed the delay (the RTC counts whole seconds, so
- * it may ring up to one second before the delay is over).
+ * it may ring up to one second before the delay is over).  Says which.
  */
 static bool
 alarm_rang(const struct s2h *st, double t0)
@@ -403,10 +403,15 @@ alarm_rang(const struct s2h *st, double t0)
 
 	if (bd_read_text(st->alarm, text, sizeof(text)) >= 0 &&
 	    text[strspn(text, " \n")] == '\0') {
-		log_info("the RTC alarm has rung (%.1f s after it was set)", slept);
+		log_notice("the RTC alarm has rung: awake after %.1f s", slept);
 		return true;
 	}
-	return slept + 1.0 >= (double)st->delay;
+	if (slept + 1.0 >= (double)st->delay) {
+		log_notice("awake after %.1f s: the delay has passed", slept);
+		return true;
+	}
+	log_notice("awake after %.1f s, before the RTC alarm", slept);
+	return false;
 }
 
 /*

@@ -57,6 +57,7 @@ t_run "early wake" torpor suspend-then-hibernate --direct --delay 30
 expect_rc 0 "woken early"
 expect_err 'the RTC wakes the machine in 30 s' "early: the alarm is 30 s ahead"
 expect_err 'woken up before the RTC alarm: staying up' "early: it stays up"
+expect_err 'awake after [0-9.]+ s, before the RTC alarm' "early: the wake reason"
 [ "$(cat "$STATE")" = mem ] || fail "early: /sys/power/state got '$(cat "$STATE")', not mem"
 [ "$(cat "$ALARM")" = 0 ] || fail "early: the alarm is left set: '$(cat "$ALARM")'"
 expect_calls "early" "pre suspend-then-hibernate suspend" \
@@ -85,6 +86,7 @@ rc=$?
 expect_rc 0 "woken by the alarm"
 [ "$got" = mem ] || fail "alarm: /sys/power/state got '$got', not mem"
 expect_err 'the RTC alarm woke the machine: hibernating' "alarm: it hibernates"
+expect_err 'awake after [0-9.]+ s: the delay has passed' "alarm: the wake reason"
 expect_err 'sim: poweroff' "alarm: the hibernation ran to the power-off"
 [ "$(cat "$ALARM")" = 0 ] || fail "alarm: the alarm is left set: '$(cat "$ALARM")'"
 expect_calls "alarm" "pre suspend-then-hibernate suspend" \
@@ -94,6 +96,30 @@ expect_calls "alarm" "pre suspend-then-hibernate suspend" \
 t_run "alarm: resume" torpor_resume
 expect_rc 0 "alarm: resume"
 expect_out 'restored and verified' "alarm: the image resumes"
+
+# --- the kernel disabled the alarm: it rang, whatever the clock says -----
+fresh_sysroot
+rm -f "$STATE"
+mkfifo "$STATE"
+s2h_config
+"$TORPOR" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" \
+	suspend-then-hibernate --direct --delay 600 >"$OUT" 2>"$ERR" &
+pid=$!
+for _ in $(seq 600); do
+	[ "$(cat "$ALARM")" = "+600" ] && break
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.1
+done
+[ "$(cat "$ALARM")" = "+600" ] || fail "rung: the RTC alarm was not set to +600"
+: >"$ALARM"	# as the kernel leaves it once the alarm has rung
+got=$(timeout 60 cat "$STATE")
+wait "$pid"
+rc=$?
+expect_rc 0 "rung"
+expect_err 'the RTC alarm has rung: awake after' "rung: the reason"
+expect_err 'sim: poweroff' "rung: it hibernated"
+t_run "rung: resume" torpor_resume
+expect_rc 0 "rung: resume"
 
 # --- where the delay comes from ----------------------------------------
 delay_is() {	# delay_is SECONDS WHAT [ARGS...]

@@ -16,6 +16,7 @@ stamp_lines() {
 
 # qemu_boot LOG LIMIT MEM KERNEL INITRD APPEND DISK: one boot under TCG,
 # ended by `timeout` after LIMIT seconds; sets boot_rc and boot_secs.
+# The array qemu_extra, when set, adds QEMU options.
 qemu_boot() {
 	local log=$1 limit=$2 mem=$3 kernel=$4 initrd=$5 append=$6 disk=$7
 	local start end
@@ -26,6 +27,7 @@ qemu_boot() {
 		-serial stdio -net none \
 		-kernel "$kernel" -initrd "$initrd" -append "$append" \
 		-drive "file=$disk,if=virtio,format=raw" \
+		${qemu_extra[@]+"${qemu_extra[@]}"} \
 		</dev/null 2>&1 | stamp_lines "$start" >"$log"
 	boot_rc=${PIPESTATUS[0]}
 	end=${EPOCHREALTIME/./}
