@@ -66,6 +66,8 @@ reboot-lzo) after=reboot ;;
 daemon-lzo) daemon=1 ;;
 # Suspend to RAM (S3), woken by the RTC after 3 s, then hibernate.
 suspend-then-hibernate) s2h=3 ;;
+# The same, woken through QMP before the alarm: it must stay up.
+suspend-then-hibernate-early) s2h=60 expect=test ;;
 test-mode) test_mode=1 expect=test ;;
 corrupt) flip=1 expect=refused ;;
 wrong-mem) mem2=768 expect=refused ;;
@@ -325,6 +327,7 @@ if [ "$writer" != kernel ]; then
 		fail "boot 1: torpor-resume did not exit 0 on an empty disk"
 fi
 if [ "$expect" = test ]; then
+	[ -n "$s2h" ] && check_s2h_boot1
 	has 1 'VM: hibernate exit 0' || fail "boot 1: torpor hibernate --test did not exit 0"
 	has 1 "MARKER-AFTER .*token=$token sum=$sum" ||
 		fail "boot 1: the marker is not running after --test"
