@@ -64,25 +64,37 @@ expect_calls "early" "pre suspend-then-hibernate suspend" \
 	"post suspend-then-hibernate suspend"
 no_hibernation "early"
 
+# asleep_on_fifo WHAT DELAY: start suspend-then-hibernate --delay DELAY
+# with /sys/power/state a FIFO; returns once the alarm is set (just before
+# the write that "suspends").  wake_from_fifo then reads the FIFO, which
+# lets the write return, and waits for the command: $got, $rc.
+asleep_on_fifo() {
+	local what=$1 delay=$2
+	fresh_sysroot
+	rm -f "$STATE"
+	mkfifo "$STATE"
+	s2h_config
+	"$TORPOR" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" \
+		suspend-then-hibernate --direct --delay "$delay" >"$OUT" 2>"$ERR" &
+	pid=$!
+	for _ in $(seq 600); do
+		[ "$(cat "$ALARM")" = "+$delay" ] && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ "$(cat "$ALARM")" = "+$delay" ] ||
+		fail "$what: the RTC alarm was not set to +$delay: '$(cat "$ALARM")'"
+}
+wake_from_fifo() {
+	got=$(timeout 60 cat "$STATE")
+	wait "$pid"
+	rc=$?
+}
+
 # --- woken by the alarm: the state write returns after the delay ------
-fresh_sysroot
-rm -f "$STATE"
-mkfifo "$STATE"
-s2h_config
-"$TORPOR" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" \
-	suspend-then-hibernate --direct --delay 3 >"$OUT" 2>"$ERR" &
-pid=$!
-# The alarm is set just before the write; then let the delay pass.
-for _ in $(seq 600); do
-	[ "$(cat "$ALARM")" = "+3" ] && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.1
-done
-[ "$(cat "$ALARM")" = "+3" ] || fail "alarm: the RTC alarm was not set to +3: '$(cat "$ALARM")'"
-sleep 4
-got=$(timeout 60 cat "$STATE")
-wait "$pid"
-rc=$?
+asleep_on_fifo alarm 3
+sleep 4		# the delay passes while the command is "asleep"
+wake_from_fifo
 expect_rc 0 "woken by the alarm"
 [ "$got" = mem ] || fail "alarm: /sys/power/state got '$got', not mem"
 expect_err 'the RTC alarm woke the machine: hibernating' "alarm: it hibernates"
@@ -98,23 +110,9 @@ expect_rc 0 "alarm: resume"
 expect_out 'restored and verified' "alarm: the image resumes"
 
 # --- the kernel disabled the alarm: it rang, whatever the clock says -----
-fresh_sysroot
-rm -f "$STATE"
-mkfifo "$STATE"
-s2h_config
-"$TORPOR" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" \
-	suspend-then-hibernate --direct --delay 600 >"$OUT" 2>"$ERR" &
-pid=$!
-for _ in $(seq 600); do
-	[ "$(cat "$ALARM")" = "+600" ] && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.1
-done
-[ "$(cat "$ALARM")" = "+600" ] || fail "rung: the RTC alarm was not set to +600"
+asleep_on_fifo rung 600
 : >"$ALARM"	# as the kernel leaves it once the alarm has rung
-got=$(timeout 60 cat "$STATE")
-wait "$pid"
-rc=$?
+wake_from_fifo
 expect_rc 0 "rung"
 expect_err 'the RTC alarm has rung: awake after' "rung: the reason"
 expect_err 'sim: poweroff' "rung: it hibernated"
