@@ -6,8 +6,9 @@
  * command does the whole sleep instead, as systemd-sleep would on a machine
  * without a battery:
  *
- *  - suspend to RAM (/sys/power/state "mem") with the RTC's wake alarm
- *    set HibernateDelaySec= ahead;
+ *  - suspend to RAM (the first of SuspendState=, default "mem standby
+ *    freeze", that /sys/power/state offers) with the RTC's wake alarm set
+ *    HibernateDelaySec= ahead;
  *  - woken before the alarm (by the user): stay up;
  *  - woken by the alarm: hibernate through torpor (torpord when it runs);
  *    if that fails, suspend again without an alarm.
@@ -150,10 +151,14 @@ static const char *const dropin_dirs[] = {
 
 #define MAX_DROPINS 128
 
+/* systemd 252's SuspendState= when it is not set. */
+#define DEFAULT_SUSPEND_STATES "mem standby freeze"
+
 struct sleep_conf {
 	const char *file;		/* being read */
 	uint64_t delay;			/* UINT64_MAX: not set */
 	char from[PATH_MAX];		/* the file that set it */
+	char states[128];		/* SuspendState=, in order */
 };
 
 static int
@@ -163,8 +168,14 @@ on_sleep_key(void *user, const char *section, const char *name,
 	struct sleep_conf *sc = user;
 	uint64_t v;
 
-	if (strcmp(section, "Sleep") != 0 ||
-	    strcmp(name, "HibernateDelaySec") != 0)
+	if (strcmp(section, "Sleep") != 0)
+		return 1;
+	if (strcmp(name, "SuspendState") == 0) {
+		snprintf(sc->states, sizeof(sc->states), "%s",
+			 *value ? value : DEFAULT_SUSPEND_STATES);
+		return 1;
+	}
+	if (strcmp(name, "HibernateDelaySec") != 0)
 		return 1;
 	/* As systemd: a value it cannot parse is logged and ignored. */
 	if (s2h_parse_timespan(value, &v) < 0) {
@@ -240,8 +251,8 @@ list_dropins(const char *root, char **paths)
 	return n;
 }
 
-/* HibernateDelaySec= as systemd-sleep reads it: sleep.conf, then the
- * drop-ins in name order, the last setting winning. */
+/* HibernateDelaySec= and SuspendState= as systemd-sleep reads them:
+ * sleep.conf, then the drop-ins in name order, the last setting winning. */
 static void
 read_sleep_conf(const char *root, struct sleep_conf *sc)
 {
@@ -251,6 +262,7 @@ read_sleep_conf(const char *root, struct sleep_conf *sc)
 
 	sc->delay = UINT64_MAX;
 	sc->from[0] = '\0';
+	snprintf(sc->states, sizeof(sc->states), "%s", DEFAULT_SUSPEND_STATES);
 	snprintf(main_file, sizeof(main_file), "%s/etc/systemd/sleep.conf", root);
 	read_sleep_file(sc, main_file);
 	n = list_dropins(root, paths);
@@ -265,9 +277,9 @@ read_sleep_conf(const char *root, struct sleep_conf *sc)
 /* The delay in seconds and where it comes from. */
 static int
 choose_delay(const struct s2h_args *a, const struct torpor_config *c,
-	     uint64_t *ret, char *from, size_t from_size)
+	     const struct sleep_conf *sc, uint64_t *ret, char *from,
+	     size_t from_size)
 {
-	struct sleep_conf sc;
 	int r;
 
 	if (a->delay) {
@@ -284,11 +296,10 @@ choose_delay(const struct s2h_args *a, const struct torpor_config *c,
 			 c->path ? c->path : "the configuration");
 		return 0;
 	}
-	read_sleep_conf(status_sysroot(), &sc);
-	if (sc.delay != UINT64_MAX) {
-		*ret = sc.delay > CONFIG_MAX_HIBERNATE_DELAY ?
-		       CONFIG_MAX_HIBERNATE_DELAY : sc.delay;
-		snprintf(from, from_size, "%s HibernateDelaySec=", sc.from);
+	if (sc->delay != UINT64_MAX) {
+		*ret = sc->delay > CONFIG_MAX_HIBERNATE_DELAY ?
+		       CONFIG_MAX_HIBERNATE_DELAY : sc->delay;
+		snprintf(from, from_size, "%s HibernateDelaySec=", sc->from);
 		return 0;
 	}
 	*ret = S2H_DEFAULT_DELAY;
@@ -302,6 +313,7 @@ struct s2h {
 	struct torpor_session s;
 	bool open;
 	uint64_t delay;			/* seconds */
+	char sleep_state[16];		/* what is written to state */
 	char state[PATH_MAX];		/* /sys/power/state */
 	char mem_sleep[PATH_MAX];	/* /sys/power/mem_sleep */
 	char alarm[PATH_MAX];		/* the RTC's wakealarm */
@@ -343,9 +355,32 @@ has_word(const char *text, const char *word)
 	return false;
 }
 
+/*
+ * The state to write: the first word of states (SuspendState=) that
+ * offered (/sys/power/state) has, as systemd-sleep, which tries them in
+ * turn; NULL offered (not readable here): the first.
+ */
+static int
+choose_state(struct s2h *st, const char *states, const char *offered)
+{
+	char list[128], *save = NULL, *w;
+
+	snprintf(list, sizeof(list), "%s", states);
+	for (w = strtok_r(list, " \t", &save); w;
+	     w = strtok_r(NULL, " \t", &save))
+		if (strcmp(w, "disk") != 0 && (!offered || has_word(offered, w)) &&
+		    strlen(w) < sizeof(st->sleep_state)) {
+			snprintf(st->sleep_state, sizeof(st->sleep_state), "%s", w);
+			return 0;
+		}
+	log_error("cannot suspend: %s offers '%s', none of SuspendState= '%s'",
+		  st->state, offered ? offered : "", states);
+	return -EOPNOTSUPP;
+}
+
 /* Everything the sleep needs, before any of it happens. */
 static int
-check_machine(struct s2h *st)
+check_machine(struct s2h *st, const struct sleep_conf *sc)
 {
 	char text[256];
 	struct stat sb;
@@ -355,29 +390,26 @@ check_machine(struct s2h *st)
 		return log_error_errno(-errno, "no RTC wake alarm at %s (%m): suspend-then-hibernate needs it to wake the machine for the hibernation",
 				       st->alarm);
 	if (stat(st->state, &sb) < 0)
-		return log_error_errno(-errno, "cannot suspend to RAM: %s: %m",
+		return log_error_errno(-errno, "cannot suspend: %s: %m",
 				       st->state);
 	/* sysfs files are regular; a test's FIFO is read only when the
 	 * machine "suspends". */
-	if (S_ISREG(sb.st_mode)) {
-		r = bd_read_text(st->state, text, sizeof(text));
-		if (r < 0)
-			return log_error_errno(r, "cannot read %s: %m", st->state);
-		if (!has_word(text, "mem")) {
-			text[strcspn(text, "\n")] = '\0';
-			log_error("suspend to RAM is not available: %s offers '%s'",
-				  st->state, text);
-			return -EOPNOTSUPP;
-		}
-	}
+	if (!S_ISREG(sb.st_mode))
+		return choose_state(st, sc->states, NULL);
+	r = bd_read_text(st->state, text, sizeof(text));
+	if (r < 0)
+		return log_error_errno(r, "cannot read %s: %m", st->state);
+	text[strcspn(text, "\n")] = '\0';
+	r = choose_state(st, sc->states, text);
 	/* "mem" suspends the way mem_sleep selects: [deep] is S3, [s2idle]
 	 * suspend-to-idle; the RTC wakes either.  systemd 252 leaves it as
 	 * it is, and so does torpor. */
-	if (bd_read_text(st->mem_sleep, text, sizeof(text)) >= 0) {
+	if (r >= 0 && bd_read_text(st->mem_sleep, text, sizeof(text)) >= 0) {
 		text[strcspn(text, "\n")] = '\0';
-		log_info("suspend to RAM: mem_sleep '%s'", text);
+		log_info("suspend: state '%s', mem_sleep '%s'", st->sleep_state,
+			 text);
 	}
-	return 0;
+	return r;
 }
 
 static double
@@ -443,13 +475,14 @@ suspend_step(struct s2h *st, const char *action, bool alarm)
 			goto post;
 		}
 		t0 = boottime_now();
-		log_notice("suspending to RAM; the RTC wakes the machine in %" PRIu64 " s to hibernate",
-			   st->delay);
+		log_notice("suspending ('%s'); the RTC wakes the machine in %" PRIu64 " s to hibernate",
+			   st->sleep_state, st->delay);
 	} else
-		log_notice("suspending to RAM");
-	r = write_text(st->state, "mem");
+		log_notice("suspending ('%s')", st->sleep_state);
+	r = write_text(st->state, st->sleep_state);
 	if (r < 0)
-		log_error_errno(r, "could not suspend to RAM (%s): %m", st->state);
+		log_error_errno(r, "could not suspend (%s '%s'): %m", st->state,
+				st->sleep_state);
 	if (alarm) {
 		rang = alarm_rang(st, t0);
 		if (write_text(st->alarm, "0") < 0)
@@ -497,7 +530,11 @@ set_paths(struct s2h *st)
 static int
 suspend_after_failed_hibernate(struct s2h *st, const struct s2h_args *a)
 {
-	log_notice("could not hibernate: suspending to RAM instead");
+	if (!st->sleep_state[0]) {	/* delay 0: nothing was checked */
+		log_notice("could not hibernate");
+		return EXIT_FAILURE;
+	}
+	log_notice("could not hibernate: suspending instead");
 	if (open_session(st, a) >= 0) {
 		suspend_step(st, "suspend-then-hibernate/suspend-after-failed-hibernate",
 			     false);
@@ -511,14 +548,16 @@ torpor_suspend_then_hibernate(const struct s2h_args *a)
 {
 	struct s2h st = { .open = false };
 	char from[PATH_MAX + 64];
+	struct sleep_conf sc;
 	int r;
 
 	set_paths(&st);
 	if (open_session(&st, a) < 0)
 		return EXIT_FAILURE;
-	r = choose_delay(a, st.s.config, &st.delay, from, sizeof(from));
+	read_sleep_conf(status_sysroot(), &sc);
+	r = choose_delay(a, st.s.config, &sc, &st.delay, from, sizeof(from));
 	if (r >= 0 && st.delay > 0)
-		r = check_machine(&st);
+		r = check_machine(&st, &sc);
 	if (r < 0) {
 		close_session(&st);
 		return EXIT_FAILURE;

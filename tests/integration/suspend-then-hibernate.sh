@@ -181,6 +181,24 @@ expect_err 'sim: poweroff' "zero delay: it hibernated"
 t_run "zero delay: resume" torpor_resume
 expect_rc 0 "zero delay: resume"
 
+# --- SuspendState=: the first one /sys/power/state offers ---------------
+s2h_config
+fresh_sysroot
+echo "freeze disk" >"$STATE"
+t_run "no mem" torpor suspend-then-hibernate --direct --delay 30
+expect_rc 0 "no mem: suspended"
+expect_err "suspending \('freeze'\)" "no mem: the next default state"
+[ "$(cat "$STATE")" = freeze ] || fail "no mem: /sys/power/state got '$(cat "$STATE")'"
+fresh_sysroot
+write_sleep /etc/systemd/sleep.conf.d/10-state.conf 30s
+printf 'SuspendState=standby freeze\n' >>"$SYSROOT/etc/systemd/sleep.conf.d/10-state.conf"
+echo "freeze mem standby disk" >"$STATE"
+t_run "SuspendState" torpor suspend-then-hibernate --direct
+expect_rc 0 "SuspendState: suspended"
+expect_err "suspending \('standby'\); the RTC wakes the machine in 30 s" "SuspendState=standby freeze"
+[ "$(cat "$STATE")" = standby ] || fail "SuspendState: /sys/power/state got '$(cat "$STATE")'"
+rm -rf "$SYSROOT/etc"
+
 # --- the hibernation step through torpord ------------------------------
 # The daemon runs the hooks of the step it hibernates for: they must get
 # suspend-then-hibernate with SYSTEMD_SLEEP_ACTION=hibernate.
@@ -235,8 +253,8 @@ fresh_sysroot
 rm -rf "$SYSROOT/sys/class/rtc"
 refused "no RTC" "no RTC wake alarm at .*/sys/class/rtc/rtc0/wakealarm" --delay 3
 fresh_sysroot
-echo "freeze disk" >"$STATE"
-refused "no mem" "suspend to RAM is not available: .* offers 'freeze disk'" --delay 3
+echo "disk" >"$STATE"
+refused "no suspend state" "cannot suspend: .*/sys/power/state offers 'disk', none of SuspendState= 'mem standby freeze'" --delay 3
 fresh_sysroot
 t_run "--delay elsewhere" torpor status --delay 3
 expect_rc 1 "--delay with another command"
