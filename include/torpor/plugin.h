@@ -395,7 +395,11 @@ struct torpor_plugin {
 	 * (TORPOR_SLEEP_PRE: daemons still run), or has thawed it again
 	 * (TORPOR_SLEEP_POST: back from a resume, from suspend to RAM, after
 	 * --test, or after an aborted cycle).  action names the sleep as
-	 * systemd does: "hibernate" or "hybrid-sleep".  An error at PRE
+	 * systemd does: "hibernate" or "hybrid-sleep"; or, for a step of
+	 * `torpor suspend-then-hibernate`, "suspend-then-hibernate/STEP",
+	 * where STEP is what systemd-sleep puts in SYSTEMD_SLEEP_ACTION:
+	 * "suspend", "hibernate" or "suspend-after-failed-hibernate" (the
+	 * suspend steps are told outside a cycle).  An error at PRE
 	 * aborts the cycle before anything is frozen; at POST it is only
 	 * logged. */
 	int (*sleep_event)(int event, const char *action);

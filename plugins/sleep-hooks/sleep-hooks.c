@@ -7,8 +7,10 @@
  * /usr/lib/systemd/system-sleep.  Drivers and tools rely on those hooks
  * (NVIDIA, network managers, tlp),
  * so this plugin runs them: every executable of the directory, with the
- * arguments "pre" or "post" and the action ("hibernate", "hybrid-sleep"),
- * SYSTEMD_SLEEP_ACTION set to the action, started in name order and run in
+ * arguments "pre" or "post" and the action ("hibernate", "hybrid-sleep",
+ * "suspend-then-hibernate"), SYSTEMD_SLEEP_ACTION set to the action (for
+ * suspend-then-hibernate to its step: "suspend", "hibernate",
+ * "suspend-after-failed-hibernate"), started in name order and run in
  * parallel; the cycle goes on once all have finished or the timeout has
  * passed.  A failing hook is logged and does not stop the hibernation.
  *
@@ -93,16 +95,25 @@ list_hooks(const char *dir, char ***ret, size_t *ret_n)
 	return 0;
 }
 
+/*
+ * Start one hook.  action is the verb, or "VERB/STEP" for a step of
+ * suspend-then-hibernate: the hooks get the verb as their second argument
+ * and the step in SYSTEMD_SLEEP_ACTION, as from systemd-sleep.
+ */
 static pid_t
 start_hook(const char *path, const char *phase, const char *action)
 {
+	const char *step = strchr(action, '/');
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		char *argv[] = { (char *)path, (char *)phase, (char *)action,
-				 NULL };
+		char verb[64];
+		char *argv[] = { (char *)path, (char *)phase, verb, NULL };
 
-		setenv("SYSTEMD_SLEEP_ACTION", action, 1);
+		snprintf(verb, sizeof(verb), "%.*s",
+			 step ? (int)(step - action) : (int)strlen(action),
+			 action);
+		setenv("SYSTEMD_SLEEP_ACTION", step ? step + 1 : action, 1);
 		execv(path, argv);
 		_exit(127);
 	}

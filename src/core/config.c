@@ -824,6 +824,22 @@ set_image_size(struct torpor_config *c, const struct core_key *k,
 	return 0;
 }
 
+static int
+set_hibernate_delay(struct torpor_config *c, const struct core_key *k,
+		    const char *value, char *reason, size_t reason_size)
+{
+	c->has_hibernate_delay = value != NULL;
+	c->hibernate_delay = 0;
+	return value ? set_unsigned(c, k, value, reason, reason_size) : 0;
+}
+
+static const char *
+show_hibernate_delay(const struct torpor_config *c, const struct core_key *k,
+		     char *buf, size_t size)
+{
+	return c->has_hibernate_delay ? show_unsigned(c, k, buf, size) : NULL;
+}
+
 /* Bytes with the largest suffix that keeps them exact. */
 static const char *
 show_image_size(const struct torpor_config *c, const struct core_key *k,
@@ -915,6 +931,13 @@ static const struct core_key core_keys[] = {
 			    "in /boot), none (not checked) or a path" },
 	  .offset = FIELD(initramfs),
 	  .set = set_initramfs, .show = show_string },
+	{ .decl = { .name = "hibernate_delay", .type = TORPOR_CONFIG_INT,
+		    .min = 0, .max = CONFIG_MAX_HIBERNATE_DELAY,
+		    .help = "seconds torpor suspend-then-hibernate stays in "
+			    "RAM before it hibernates; not set: systemd's "
+			    "HibernateDelaySec=, else 2 hours" },
+	  .optional = true, .offset = FIELD(hibernate_delay),
+	  .set = set_hibernate_delay, .show = show_hibernate_delay },
 };
 
 #define N_CORE_KEYS	(sizeof(core_keys) / sizeof(core_keys[0]))

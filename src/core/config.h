@@ -22,6 +22,9 @@
 
 /* The most worker threads `threads =` may ask for. */
 #define CONFIG_MAX_THREADS 256
+/* A year: the longest suspend-then-hibernate stay in RAM ([torpor]
+ * hibernate_delay). */
+#define CONFIG_MAX_HIBERNATE_DELAY (366u * 24 * 3600)
 
 /*
  * What config_load() reads at most, checked before the memory is taken:
@@ -83,6 +86,9 @@ struct torpor_config {
 	char *group;			/* torpord's privileged group, or NULL */
 	char *initramfs;		/* "auto", "none" or an absolute path:
 					 * the initramfs the next boot loads */
+	unsigned hibernate_delay;	/* suspend-then-hibernate's seconds in
+					 * RAM, when has_hibernate_delay */
+	bool has_hibernate_delay;
 
 	/* every key = value read, in file order */
 	struct config_entry *entries;

@@ -355,6 +355,8 @@ cycle_reserve(struct cycle *cy)
 static const char *
 sleep_action(const struct cycle *cy)
 {
+	if (cy->o->sleep_action)
+		return cy->o->sleep_action;
 	return cy->s->config->after == CONFIG_AFTER_SUSPEND ? "hybrid-sleep" :
 							      "hibernate";
 }

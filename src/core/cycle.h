@@ -75,7 +75,16 @@ struct cycle_options {
 	 * resumed system: those measured before the snapshot plus the ones
 	 * the image-writing side recorded, when known). */
 	struct cycle_times *times;
+	/* What the plugins' sleep_event() is told (plugin.h); NULL: the
+	 * sleep [torpor] after makes, "hibernate" or "hybrid-sleep".
+	 * suspend-then-hibernate's second step gives
+	 * CYCLE_SLEEP_S2H_HIBERNATE. */
+	const char *sleep_action;
 };
+
+/* systemd-sleep's words for suspend-then-hibernate's hibernation step:
+ * the hooks get "suspend-then-hibernate", SYSTEMD_SLEEP_ACTION=hibernate. */
+#define CYCLE_SLEEP_S2H_HIBERNATE "suspend-then-hibernate/hibernate"
 
 /* How many bytes of memory the image will take, before it is taken: the
  * sim's size, else the smaller of /sys/power/image_size (the kernel

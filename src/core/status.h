@@ -16,6 +16,10 @@
 /* Where torpord listens (torpord.socket). */
 #define STATUS_DAEMON_SOCKET "/run/torpor/torpord.sock"
 
+/* The root of the kernel's files (/sys, /proc, /run): "", or in a test
+ * build (-Dtests=enabled) $TORPOR_TEST_SYSROOT when it is absolute. */
+const char *status_sysroot(void);
+
 /*
  * Write the report on s to out: text, or with json one JSON object whose
  * keys torpor(8) documents.  s is a session as session_open() left it,

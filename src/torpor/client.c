@@ -61,6 +61,8 @@ send_request(int fd, const struct client_request *rq, const char *request)
 		proto_msg_string(&m, "after", rq->after);
 	if (rq && rq->force)
 		proto_msg_bool(&m, "force", true);
+	if (rq && rq->s2h)
+		proto_msg_string(&m, "sleep", "suspend-then-hibernate");
 	if (rq && rq->json)
 		proto_msg_bool(&m, "json", true);
 	r = proto_msg_end(&m);

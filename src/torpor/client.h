@@ -10,6 +10,9 @@ struct client_request {
 	bool test;		/* hibernate */
 	const char *after;	/* hibernate; NULL: the configured one */
 	bool force;		/* hibernate: past a failed initramfs check */
+	/* hibernate: the hibernation step of suspend-then-hibernate (the
+	 * system-sleep hooks are told so) */
+	bool s2h;
 	bool json;		/* status, plugins */
 };
 

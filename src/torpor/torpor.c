@@ -33,6 +33,7 @@
 
 #include "client.h"
 #include "stale.h"
+#include "suspend-then-hibernate.h"
 #include "view.h"
 
 int torpor_keygen_main(int argc, char **argv);
@@ -45,6 +46,8 @@ static const char *arg_plugin_dir;
 static const char *arg_passphrase_file;
 static const char *arg_socket;
 static const char *arg_after;
+static const char *arg_delay;
+static bool arg_s2h;		/* hibernate: suspend-then-hibernate's step */
 static bool arg_direct;
 static bool arg_test;
 static bool arg_force;
@@ -72,6 +75,7 @@ static int cmd_keygen(int argc, char **argv);
 static int cmd_file_setup(int argc, char **argv);
 static int cmd_reload(int argc, char **argv);
 static int cmd_setup(int argc, char **argv);
+static int cmd_suspend_then_hibernate(int argc, char **argv);
 
 static const struct command commands[] = {
 	{ "hibernate", "[--direct] [--test] [--force] [--after WHAT]", "write the memory image and power off", cmd_hibernate, false },
@@ -86,6 +90,7 @@ static const struct command commands[] = {
 	{ "bench", "[--size SIZE] [--chain CHAIN]...", "measure the chain's throughput against its baselines", torpor_bench_main, true },
 	{ "reload", "", "make torpord load its configuration and plugins again", cmd_reload, false },
 	{ "setup", "[--dry-run] [--yes] [--size SIZE]", "make 'systemctl hibernate' work on this machine", cmd_setup, true },
+	{ "suspend-then-hibernate", "[--delay SECONDS] [--direct] [--force]", "suspend to RAM; hibernate if the RTC wakes it after the delay", cmd_suspend_then_hibernate, false },
 };
 
 enum {
@@ -98,6 +103,7 @@ enum {
 	OPT_AFTER,
 	OPT_STALE,
 	OPT_WAIT_DEVICE,
+	OPT_DELAY,
 };
 
 struct cli_option {
@@ -121,6 +127,7 @@ static const struct cli_option cli_options[] = {
 	  "torpord's socket (default " PROTOCOL_DEFAULT_SOCKET ")", false },
 	{ "direct", OPT_DIRECT, NULL, NULL, false },
 	{ "after", OPT_AFTER, "WHAT", NULL, false },
+	{ "delay", OPT_DELAY, "SECONDS", NULL, false },
 	{ "test", OPT_TEST, NULL, NULL, false },
 	{ "force", OPT_FORCE, NULL, NULL, false },
 	{ "json", OPT_JSON, NULL, NULL, false },
@@ -299,6 +306,7 @@ cmd_hibernate(int argc, char **argv)
 	struct client_request rq = {
 		.request = "hibernate", .test = arg_test, .after = arg_after,
 		.force = arg_force,
+		.s2h = arg_s2h,
 	};
 	struct direct_view dv;
 	struct cycle_options o = {
@@ -308,6 +316,7 @@ cmd_hibernate(int argc, char **argv)
 		.cancel = &view_cancel,
 		.times = &dv.times.cycle,
 		.force = arg_force,
+		.sleep_action = arg_s2h ? CYCLE_SLEEP_S2H_HIBERNATE : NULL,
 	};
 	uint64_t started = (uint64_t)time(NULL);
 	struct torpor_session s;
@@ -520,6 +529,25 @@ cmd_setup(int argc, char **argv)
 	return torpor_setup_main(argc, argv);
 }
 
+/* Its hibernation step: `torpor hibernate` with the same options. */
+static int
+s2h_hibernate(void)
+{
+	arg_s2h = true;
+	return cmd_hibernate(0, NULL);
+}
+
+static int
+cmd_suspend_then_hibernate(int argc, char **argv)
+{
+	struct s2h_args a = {
+		.delay = arg_delay, .config = arg_config,
+		.plugin_dir = arg_plugin_dir, .hibernate = s2h_hibernate,
+	};
+
+	return torpor_suspend_then_hibernate(&a);
+}
+
 static const struct command *
 find_command(const char *name)
 {
@@ -590,6 +618,9 @@ apply_option(int id, const char *arg)
 	case OPT_WAIT_DEVICE:
 		if (session_parse_wait(arg, &arg_wait_device) < 0)
 			return EXIT_FAILURE;
+		break;
+	case OPT_DELAY:
+		arg_delay = arg;
 		break;
 	case OPT_AFTER:
 		if (config_after_from_name(arg) < 0) {
@@ -712,9 +743,17 @@ command_to_run(int argc, char **argv)
 		log_error("%s: unexpected argument '%s'", cmd->name, argv[optind + 1]);
 		return NULL;
 	}
-	if ((arg_direct || arg_test || arg_after || arg_force) &&
-	    cmd->run != cmd_hibernate) {
-		log_error("%s: --direct, --test, --after and --force belong to 'hibernate'", cmd->name);
+	if ((arg_test || arg_after) && cmd->run != cmd_hibernate) {
+		log_error("%s: --test and --after belong to 'hibernate'", cmd->name);
+		return NULL;
+	}
+	if ((arg_direct || arg_force) && cmd->run != cmd_hibernate &&
+	    cmd->run != cmd_suspend_then_hibernate) {
+		log_error("%s: --direct and --force belong to 'hibernate' and 'suspend-then-hibernate'", cmd->name);
+		return NULL;
+	}
+	if (arg_delay && cmd->run != cmd_suspend_then_hibernate) {
+		log_error("%s: --delay belongs to 'suspend-then-hibernate'", cmd->name);
 		return NULL;
 	}
 	if ((arg_stale || arg_wait_device) && cmd->run != cmd_invalidate) {

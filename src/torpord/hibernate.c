@@ -164,6 +164,8 @@ request_run_cycle(struct torpord *d)
 		.phase = on_phase, .phase_ctx = d,
 		.cancel = &torpord_cancel,
 		.times = &times,
+		.sleep_action = d->pending_s2h ? CYCLE_SLEEP_S2H_HIBERNATE :
+						 NULL,
 	};
 	struct torpor_config *conf = d->s->config;
 	enum config_after after = conf->after;

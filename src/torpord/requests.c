@@ -264,6 +264,7 @@ static void
 do_hibernate(struct torpord *d, struct conn *c, const struct json_object *o)
 {
 	const struct json_member *after = json_get(o, "after");
+	const struct json_member *sleep = json_get(o, "sleep");
 	int a = -1;
 
 	if (after && after->type != JSON_NULL) {
@@ -274,11 +275,18 @@ do_hibernate(struct torpord *d, struct conn *c, const struct json_object *o)
 			return;
 		}
 	}
+	if (sleep && (sleep->type != JSON_STRING ||
+		      (strcmp(sleep->string, "hibernate") != 0 &&
+		       strcmp(sleep->string, "suspend-then-hibernate") != 0))) {
+		request_error(c, "sleep: not one of hibernate, suspend-then-hibernate");
+		return;
+	}
 	if (!is_bool(c, o, "test") || !is_bool(c, o, "force"))
 		return;
 	d->pending = c;
 	d->pending_test = json_get_bool(o, "test", false);
 	d->pending_force = json_get_bool(o, "force", false);
+	d->pending_s2h = sleep && strcmp(sleep->string, "hibernate") != 0;
 	d->pending_after = a;
 	c->hibernating = true;
 	request_event(c, "accepted", "request", "hibernate");

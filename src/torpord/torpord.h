@@ -65,6 +65,7 @@ struct torpord {
 	bool pending_test;
 	bool pending_force;		/* past a failed initramfs check */
 	int pending_after;		/* enum config_after, -1: configured */
+	bool pending_s2h;		/* suspend-then-hibernate's 2nd step */
 	/* The running cycle. */
 	bool busy;
 	struct conn *client;		/* NULL once it went away */

@@ -47,12 +47,16 @@ qemu-system-x86_64 -version >/dev/null 2>&1 ||
 # --- The case -------------------------------------------------------------
 # writer: raw | swap | kernel; part: "" (whole disk) or 1 (one partition)
 writer=raw filters="lzo checksum" test_mode=0 boots=3 mem2=$MEM append2=
-flip=0 expect=resume after=poweroff daemon=0
+flip=0 expect=resume after=poweroff daemon=0 s2h=
 case "$case_name" in
 kernel-baseline) writer=kernel ;;
 raw-lzo) ;;
 reboot-lzo) after=reboot ;;
 daemon-lzo) daemon=1 ;;
+# Suspend to RAM (S3), woken by the RTC after 3 s, then hibernate.
+suspend-then-hibernate) s2h=3 ;;
+# The same, woken through QMP before the alarm: it must stay up.
+suspend-then-hibernate-early) s2h=60 expect=test ;;
 test-mode) test_mode=1 expect=test ;;
 corrupt) flip=1 expect=refused ;;
 wrong-mem) mem2=768 expect=refused ;;
@@ -163,6 +167,13 @@ case "$filters" in
 	;;
 esac
 
+if [ -n "$s2h" ]; then
+	# A system-sleep hook that says each step on the console.
+	printf '#!/bin/sh\necho "VM: hook $1 $2 $SYSTEMD_SLEEP_ACTION"\n' >"$guest/sleep-hook"
+	chmod 755 "$guest/sleep-hook"
+	files+=(-f "$guest/sleep-hook=/usr/lib/systemd/system-sleep/10-vm")
+fi
+
 opt_t=()
 [ "$writer" = kernel ] && opt_t=(-T)
 if ! "$here/build-initramfs.sh" "${opt_t[@]}" "${files[@]}" "$builddir" "$guest" \
@@ -190,6 +201,7 @@ boot() {
 	[ "$writer" = swap ] && append="$append torpor.swap=$dev"
 	[ "$test_mode" = 1 ] && append="$append torpor.test=1"
 	[ "$daemon" = 1 ] && append="$append torpor.daemon=1"
+	[ -n "$s2h" ] && append="$append torpor.s2h=$s2h"
 	[ -n "$extra" ] && append="$append $extra"
 	[ -n "${TORPOR_VM_APPEND:-}" ] && append="$append $TORPOR_VM_APPEND"
 	limit=$((limit * scale))
@@ -297,6 +309,8 @@ if [ "$case_name" = perf ]; then
 	. "$here/perf.sh"
 	exit 1
 fi
+[ -n "$s2h" ] && . "$here/s2h.sh"
+
 # The power cuts have their own loop of boots (tests/vm/power-cut.sh), the
 # kills and the lockdown one boot each (kill-thaw.sh, lockdown.sh).
 if [ "$expect" = cuts ] || [ "$expect" = kills ] || [ "$expect" = lockdown ]; then
@@ -327,6 +341,7 @@ if [ "$writer" != kernel ]; then
 		fail "boot 1: torpor-resume did not exit 0 on an empty disk"
 fi
 if [ "$expect" = test ]; then
+	[ -n "$s2h" ] && check_s2h_boot1
 	has 1 'VM: hibernate exit 0' || fail "boot 1: torpor hibernate --test did not exit 0"
 	has 1 "MARKER-AFTER .*token=$token sum=$sum" ||
 		fail "boot 1: the marker is not running after --test"
@@ -344,6 +359,7 @@ else
 		has 1 'torpord: .*: hibernating' ||
 			fail "boot 1: torpord did not run the cycle"
 	fi
+	[ -n "$s2h" ] && check_s2h_boot1
 	if [ "$after" = reboot ]; then
 		has 1 'reboot: Restarting system' ||
 			fail "boot 1: after = reboot did not restart the machine"
@@ -361,6 +377,7 @@ resume)
 		fail "boot 2: no MARKER-AFTER with token=$token sum=$sum: $(grep -h MARKER "$logdir/boot2.log")"
 	has 2 'VM: hibernate exit 0' || fail "boot 2: the resumed hibernate did not exit 0"
 	check_read_back
+	[ -n "$s2h" ] && check_s2h_boot2
 	if [ "$daemon" = 1 ]; then
 		has 2 'torpor: resumed ' ||
 			fail "boot 2: the client did not get torpord's phases after the resume"
