@@ -1436,9 +1436,10 @@ fill_lzo_mix(uint8_t *in, size_t n)
 	size_t off, l;
 
 	for (off = 0; off < n; off += l) {
+		bool text = (off / LZO_BLOCK) % 3 == 1;
+
 		l = n - off < LZO_BLOCK ? n - off : LZO_BLOCK;
-		fill(in + off, l, (off / LZO_BLOCK) % 3 == 1 ? C_TEXT : C_RANDOM,
-		     off + 1);
+		fill(in + off, l, text ? C_TEXT : C_RANDOM, off + 1);
 	}
 }
 
@@ -1463,7 +1464,8 @@ START_TEST(lzo_raw_blocks)
 		for (b = 0; b < nb; b++) {
 			size_t l = n - b * LZO_BLOCK < LZO_BLOCK ?
 				   n - b * LZO_BLOCK : LZO_BLOCK;
-			size_t blen = enc[off[b] + 1] | (size_t)enc[off[b] + 2] << 8;
+			size_t blen = enc[off[b] + 1] |
+				      (size_t)enc[off[b] + 2] << 8;
 
 			if (b % 3 == 1) {
 				ck_assert_msg(enc[off[b]] == 1 && blen < l / 2,
@@ -1512,29 +1514,40 @@ static const struct lzo_damage lzo_damages[] = {
 	{ 1, 1, -1, "chunk 7, block 1: packed block does not decode" },
 };
 
+/* lzo opened, and the mix of lzo_raw_blocks of n bytes in *ret_in and
+ * encoded as chunk 7 in *ret_enc; false when lzo is not built. */
+static bool
+lzo_mix_encoded(struct filter *f, size_t n, uint8_t **ret_in,
+		uint8_t **ret_enc, size_t *ret_elen)
+{
+	if (!filter_open("lzo", f))
+		return false;
+	*ret_in = alloc_guarded(n);
+	fill_lzo_mix(*ret_in, n);
+	*ret_enc = encode(f, 7, *ret_in, n, ret_elen);
+	return true;
+}
+
 /* A corrupt block kind or length is refused, saying which block and why;
  * so are blocks past the chunk's size and a chunk with none. */
 START_TEST(lzo_bad_blocks)
 {
 	const struct lzo_damage *d = &lzo_damages[_i];
 	const size_t n = 33 * PAGE + 7;
-	uint8_t *in = alloc_guarded(n), *enc, *bad;
+	uint8_t *in, *enc, *bad;
 	size_t elen, off[8], len;
 	struct filter f;
 
-	if (!filter_open("lzo", &f)) {
-		free(in);
+	if (!lzo_mix_encoded(&f, n, &in, &enc, &elen))
 		return;
-	}
-	fill_lzo_mix(in, n);
-	enc = encode(&f, 7, in, n, &elen);
 	ck_assert_uint_eq(lzo_blocks(enc, elen, off, 8), 5);
 	bad = alloc_guarded(elen);
 	memcpy(bad, enc, elen);
 	if (d->field == 0) {
 		bad[off[d->block]] = (uint8_t)d->value;
 	} else {
-		len = bad[off[d->block] + 1] | (size_t)bad[off[d->block] + 2] << 8;
+		len = bad[off[d->block] + 1] |
+		      (size_t)bad[off[d->block] + 2] << 8;
 		len = d->value == -1 ? len - 1 :
 		      d->value == -2 ? len + 1 : (size_t)d->value;
 		bad[off[d->block] + 1] = (uint8_t)len;
@@ -1556,17 +1569,13 @@ END_TEST
 START_TEST(lzo_bad_chunk_ends)
 {
 	const size_t n = 32 * PAGE;
-	uint8_t *in = alloc_guarded(n), *enc, *big;
+	uint8_t *in, *enc, *big;
 	static const uint8_t none[] = { 2 };
 	size_t elen;
 	struct filter f;
 
-	if (!filter_open("lzo", &f)) {
-		free(in);
+	if (!lzo_mix_encoded(&f, n, &in, &enc, &elen))
 		return;
-	}
-	fill_lzo_mix(in, n);
-	enc = encode(&f, 7, in, n, &elen);
 	/* One more raw block of a byte. */
 	big = alloc_guarded(elen + 4);
 	memcpy(big, enc, elen);
