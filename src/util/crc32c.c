@@ -60,6 +60,50 @@ crc32c_raw_table(uint32_t crc, const uint8_t *p, size_t len)
 }
 
 #if defined(__x86_64__)
+/* The 32x32 matrix over GF(2) m (column i: the image of bit i) applied to
+ * v. */
+static uint32_t
+gf2_apply(const uint32_t m[32], uint32_t v)
+{
+	uint32_t r = 0;
+	unsigned i;
+
+	for (i = 0; v; i++, v >>= 1)
+		if (v & 1)
+			r ^= m[i];
+	return r;
+}
+
+/* m = m * m: the operator applied twice. */
+static void
+gf2_square(uint32_t m[32])
+{
+	uint32_t sq[32];
+	unsigned i;
+
+	for (i = 0; i < 32; i++)
+		sq[i] = gf2_apply(m, m[i]);
+	memcpy(m, sq, sizeof(sq));
+}
+
+/*
+ * bit[k]: the raw register 1 << k after 2^log2_bits zero bits, which is
+ * what running the table loop over that many zero bytes gives, but by
+ * squaring the one-bit operator: a few thousand operations instead of a
+ * loop over kilobytes of zeros in every process and plugin that links
+ * this file (most of the user-space instructions of torpor's start).
+ */
+static void
+crc32c_zero_bits(unsigned log2_bits, uint32_t bit[32])
+{
+	unsigned k;
+
+	for (k = 0; k < 32; k++)
+		bit[k] = k == 0 ? CRC32C_POLY : 1u << (k - 1);
+	for (k = 0; k < log2_bits; k++)
+		gf2_square(bit);
+}
+
 /*
  * The crc32 instruction has a latency of three cycles and a throughput of
  * one, so one dependency chain uses a third of it.  Long buffers are cut
@@ -155,22 +199,20 @@ crc32c_init(void)
 
 #if defined(__x86_64__)
 	/* Shift tables.  Shifting is linear, so the 32 single-bit shifts
-	 * (each one run over a lane of zeros) give every table entry. */
+	 * (each over a lane of zeros: 2^16 bits) give every table entry. */
 	{
-		static const uint8_t zeros[CRC32C_LANE];
 		uint32_t bit[32];
 
-		for (k = 0; k < 32; k++)
-			bit[k] = crc32c_raw_table(1u << k, zeros, sizeof(zeros));
+		_Static_assert(CRC32C_LANE * 8 == 1 << 16,
+			       "a lane is 2^16 bits");
+		crc32c_zero_bits(16, bit);
+		/* Entry n is entry n without its lowest bit, XOR that
+		 * bit's shift. */
 		for (k = 0; k < 4; k++)
-			for (n = 0; n < 256; n++) {
-				uint32_t v = 0, b;
-
-				for (b = 0; b < 8; b++)
-					if (n & 1u << b)
-						v ^= bit[8 * k + b];
-				crc32c_shift[k][n] = v;
-			}
+			for (n = 1; n < 256; n++)
+				crc32c_shift[k][n] =
+					crc32c_shift[k][n & (n - 1)] ^
+					bit[8 * k + (unsigned)__builtin_ctz(n)];
 	}
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("sse4.2"))

@@ -44,6 +44,8 @@ struct cfg_entry {
 static struct cfg_entry cfg_table[8];
 /* Set around loops that provoke thousands of expected error lines. */
 static bool log_quiet;
+/* The last line logged, quiet or not, for tests of a message. */
+static char log_last[512];
 static size_t cfg_n;
 
 static void
@@ -86,13 +88,12 @@ test_log(int level, const char *plugin, const char *fmt, ...)
 {
 	va_list ap;
 
+	va_start(ap, fmt);
+	vsnprintf(log_last, sizeof(log_last), fmt, ap);
+	va_end(ap);
 	if (log_quiet)
 		return;
-	fprintf(stderr, "<%d>%s: ", level, plugin);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "<%d>%s: %s\n", level, plugin, log_last);
 }
 
 static void *
@@ -426,6 +427,21 @@ is_compressor(const char *name)
 	return strcmp(name, "checksum") != 0;
 }
 
+/* The tag of a chunk the codec shrank: lzo's format 2 cuts it in blocks
+ * (plugins/lzo/lzo.c), the others pack it whole. */
+static unsigned
+packed_tag(const char *name)
+{
+	return strcmp(name, "lzo") == 0 ? 2 : 1;
+}
+
+/* The format version a filter saves in the image header. */
+static unsigned
+format_version(const char *name)
+{
+	return strcmp(name, "lzo") == 0 ? 2 : 1;
+}
+
 /* ---- every filter ----------------------------------------------------- */
 
 static const size_t sizes[] = {
@@ -461,7 +477,8 @@ START_TEST(roundtrip)
 				ck_assert_int_eq(memcmp(enc, in, n), 0);
 			} else if (n >= PAGE &&
 				   (c == C_ZERO || c == C_TEXT)) {
-				ck_assert_msg(enc[0] == 1 && elen < n / 2,
+				ck_assert_msg(enc[0] == packed_tag(name) &&
+					      elen < n / 2,
 					      "%s: %s chunk of %zu bytes not compressed (tag %u, %zu bytes)",
 					      name, content_names[c], n,
 					      enc[0], elen);
@@ -504,7 +521,7 @@ START_TEST(truncated)
 	fill(in, n, C_MIXED, 3);
 	enc = encode(&f, 3, in, n, &elen);
 	if (is_compressor(name))
-		ck_assert_uint_eq(enc[0], 1);
+		ck_assert_uint_eq(enc[0], packed_tag(name));
 	lens[0] = 0;
 	lens[1] = 1;
 	lens[2] = 2;
@@ -581,7 +598,7 @@ END_TEST
 START_TEST(bad_tag)
 {
 	const char *name = filter_names[_i];
-	static const uint8_t tags[] = { 2, 3, 0x80, 0xff };
+	uint8_t tags[] = { 2, 3, 0x80, 0xff };
 	const size_t n = 8 * PAGE;
 	uint8_t *in = alloc_guarded(n), *enc;
 	struct filter f;
@@ -592,11 +609,13 @@ START_TEST(bad_tag)
 		free(in);
 		return;
 	}
+	if (packed_tag(name) == 2)
+		tags[0] = 4;
 	/* Both a packed (text) and a stored (random) chunk. */
 	for (c = C_RANDOM; c <= C_TEXT; c++) {
 		fill(in, n, c, 5);
 		enc = encode(&f, 5, in, n, &elen);
-		ck_assert_uint_eq(enc[0], c == C_TEXT ? 1 : 0);
+		ck_assert_uint_eq(enc[0], c == C_TEXT ? packed_tag(name) : 0);
 		for (i = 0; i < sizeof(tags); i++) {
 			enc[0] = tags[i];
 			ck_assert_int_eq(decode(&f, 5, enc, elen, n, NULL,
@@ -713,7 +732,7 @@ START_TEST(config_blob)
 	len = f.p->save_config(blob, need);
 	ck_assert_int_gt(len, 0);
 	ck_assert_uint_le((size_t)len, need);
-	ck_assert_uint_eq(blob[0], 1);
+	ck_assert_uint_eq(blob[0], format_version(name));
 	ck_assert_int_eq(f.p->load_config(blob, (size_t)len), 0);
 
 	/* Wrong sizes and a later version. */
@@ -722,7 +741,7 @@ START_TEST(config_blob)
 	ck_assert_int_eq(f.p->load_config(junk, (size_t)len - 1), -EBADMSG);
 	junk[len] = 0;
 	ck_assert_int_eq(f.p->load_config(junk, (size_t)len + 1), -EBADMSG);
-	junk[0] = 2;
+	junk[0] = (uint8_t)(format_version(name) + 1);
 	ck_assert_int_eq(f.p->load_config(junk, (size_t)len), -EBADMSG);
 	junk[0] = 0;
 	ck_assert_int_eq(f.p->load_config(junk, (size_t)len), -EBADMSG);
@@ -1389,6 +1408,231 @@ bench_raw(const char *name, struct bench_data *d, double *ret_enc,
 	*ret_dec = t_dec;
 }
 
+/* ---- lzo's blocks (format 2) ------------------------------------------ */
+
+#define LZO_BLOCK	(32 * 1024)
+
+/* The offsets of a format 2 chunk's block headers; returns the count. */
+static size_t
+lzo_blocks(const uint8_t *enc, size_t elen, size_t *off, size_t max)
+{
+	size_t pos = 1, n = 0;
+
+	ck_assert_uint_eq(enc[0], 2);
+	while (pos + 3 <= elen) {
+		ck_assert_uint_lt(n, max);
+		off[n++] = pos;
+		pos += 3 + (enc[pos + 1] | (size_t)enc[pos + 2] << 8);
+	}
+	ck_assert_uint_eq(pos, elen);
+	return n;
+}
+
+/* Whole blocks of memory that does not compress (random) between blocks
+ * of text: block b is text when b % 3 == 1. */
+static void
+fill_lzo_mix(uint8_t *in, size_t n)
+{
+	size_t off, l;
+
+	for (off = 0; off < n; off += l) {
+		bool text = (off / LZO_BLOCK) % 3 == 1;
+
+		l = n - off < LZO_BLOCK ? n - off : LZO_BLOCK;
+		fill(in + off, l, text ? C_TEXT : C_RANDOM, off + 1);
+	}
+}
+
+/* The random blocks are kept raw (the bytes as they were), the text ones
+ * packed, and the chunk comes back whole. */
+START_TEST(lzo_raw_blocks)
+{
+	static const size_t lens[] = { 32 * PAGE, 33 * PAGE + 7 };
+	size_t li, b, n, nb, elen, dlen, off[8];
+	uint8_t *in, *enc, *dec;
+	struct filter f;
+
+	if (!filter_open("lzo", &f))
+		return;
+	for (li = 0; li < 2; li++) {
+		n = lens[li];
+		in = alloc_guarded(n);
+		fill_lzo_mix(in, n);
+		enc = encode(&f, 1, in, n, &elen);
+		nb = lzo_blocks(enc, elen, off, 8);
+		ck_assert_uint_eq(nb, (n + LZO_BLOCK - 1) / LZO_BLOCK);
+		for (b = 0; b < nb; b++) {
+			size_t l = n - b * LZO_BLOCK < LZO_BLOCK ?
+				   n - b * LZO_BLOCK : LZO_BLOCK;
+			size_t blen = enc[off[b] + 1] |
+				      (size_t)enc[off[b] + 2] << 8;
+
+			if (b % 3 == 1) {
+				ck_assert_msg(enc[off[b]] == 1 && blen < l / 2,
+					      "text block %zu: kind %u, %zu bytes",
+					      b, enc[off[b]], blen);
+				continue;
+			}
+			ck_assert_msg(enc[off[b]] == 0 && blen == l,
+				      "random block %zu: kind %u, %zu bytes", b,
+				      enc[off[b]], blen);
+			ck_assert_int_eq(memcmp(enc + off[b] + 3,
+						in + b * LZO_BLOCK, l), 0);
+		}
+		ck_assert_int_eq(decode(&f, 1, enc, elen, n, &dec, &dlen), 0);
+		ck_assert_uint_eq(dlen, n);
+		ck_assert_int_eq(memcmp(dec, in, n), 0);
+		free(dec);
+		free(enc);
+		free(in);
+	}
+	filter_close(&f);
+}
+END_TEST
+
+/* One damage to a block header of the mix of lzo_raw_blocks (33 pages
+ * and 7 bytes: raw, packed, raw, raw, packed short). */
+struct lzo_damage {
+	size_t block;		/* whose header */
+	int field;		/* 0: kind byte, 1: length */
+	long value;		/* the new kind or length; -1: length - 1,
+				 * -2: length + 1 */
+	const char *said;
+};
+
+static const struct lzo_damage lzo_damages[] = {
+	{ 0, 0, 7, "chunk 7, block 0: unknown block kind (7)" },
+	{ 2, 0, 0x80, "chunk 7, block 2: unknown block kind (128)" },
+	{ 0, 0, 1, "chunk 7, block 0: packed block does not decode" },
+	{ 1, 0, 0, "chunk 7, block 2: block after a short block" },
+	{ 0, 1, -2, "chunk 7, block 0: raw block longer than the room left "
+		    "(32769)" },
+	{ 2, 1, -1, "chunk 7, block 3: block after a short block (32767)" },
+	{ 3, 1, 0, "chunk 7, block 3: empty block" },
+	{ 4, 1, 0xffff, "chunk 7, block 4: block length past the chunk "
+			"(65535)" },
+	{ 1, 1, -1, "chunk 7, block 1: packed block does not decode" },
+};
+
+/* lzo opened, and the mix of lzo_raw_blocks of n bytes in *ret_in and
+ * encoded as chunk 7 in *ret_enc; false when lzo is not built. */
+static bool
+lzo_mix_encoded(struct filter *f, size_t n, uint8_t **ret_in,
+		uint8_t **ret_enc, size_t *ret_elen)
+{
+	if (!filter_open("lzo", f))
+		return false;
+	*ret_in = alloc_guarded(n);
+	fill_lzo_mix(*ret_in, n);
+	*ret_enc = encode(f, 7, *ret_in, n, ret_elen);
+	return true;
+}
+
+/* A corrupt block kind or length is refused, saying which block and why;
+ * so are blocks past the chunk's size and a chunk with none. */
+START_TEST(lzo_bad_blocks)
+{
+	const struct lzo_damage *d = &lzo_damages[_i];
+	const size_t n = 33 * PAGE + 7;
+	uint8_t *in, *enc, *bad;
+	size_t elen, off[8], len;
+	struct filter f;
+
+	if (!lzo_mix_encoded(&f, n, &in, &enc, &elen))
+		return;
+	ck_assert_uint_eq(lzo_blocks(enc, elen, off, 8), 5);
+	bad = alloc_guarded(elen);
+	memcpy(bad, enc, elen);
+	if (d->field == 0) {
+		bad[off[d->block]] = (uint8_t)d->value;
+	} else {
+		len = bad[off[d->block] + 1] |
+		      (size_t)bad[off[d->block] + 2] << 8;
+		len = d->value == -1 ? len - 1 :
+		      d->value == -2 ? len + 1 : (size_t)d->value;
+		bad[off[d->block] + 1] = (uint8_t)len;
+		bad[off[d->block] + 2] = (uint8_t)(len >> 8);
+	}
+	log_last[0] = 0;
+	ck_assert_int_eq(decode(&f, 7, bad, elen, n, NULL, NULL), -EBADMSG);
+	ck_assert_msg(strstr(log_last, d->said), "said '%s', not '%s'",
+		      log_last, d->said);
+	free(bad);
+	free(enc);
+	free(in);
+	filter_close(&f);
+}
+END_TEST
+
+/* Blocks past the size the chunk decodes to, a block header cut short and
+ * a chunk of no block are refused too. */
+START_TEST(lzo_bad_chunk_ends)
+{
+	const size_t n = 32 * PAGE;
+	uint8_t *in, *enc, *big;
+	static const uint8_t none[] = { 2 };
+	size_t elen;
+	struct filter f;
+
+	if (!lzo_mix_encoded(&f, n, &in, &enc, &elen))
+		return;
+	/* One more raw block of a byte. */
+	big = alloc_guarded(elen + 4);
+	memcpy(big, enc, elen);
+	memcpy(big + elen, "\0\1\0x", 4);
+	ck_assert_int_eq(decode(&f, 7, big, elen + 4, n, NULL, NULL), -EBADMSG);
+	ck_assert_str_eq(log_last, "chunk 7, block 4: block past the chunk's "
+				   "size (131072)");
+	/* Two bytes of a header. */
+	ck_assert_int_eq(decode(&f, 7, big, elen + 2, n, NULL, NULL), -EBADMSG);
+	ck_assert_str_eq(log_last, "chunk 7, block 4: block header cut (2)");
+	ck_assert_int_eq(decode(&f, 7, none, 1, n, NULL, NULL), -EBADMSG);
+	ck_assert_str_eq(log_last, "chunk 7, block 0: no block (0)");
+	free(big);
+	free(enc);
+	free(in);
+	filter_close(&f);
+}
+END_TEST
+
+/* A format 1 chunk (tag 1, the whole chunk through LZO1X-1), as images
+ * written before the blocks hold, still decodes; its version loads. */
+START_TEST(lzo_format1)
+{
+	const size_t n = 32 * PAGE;
+	size_t bound = n + n / 16 + 64 + 3, dlen;
+	uint8_t *in = alloc_guarded(n), *enc = alloc_guarded(1 + bound), *dec;
+	struct raw_codec c = { .wrk = malloc(LZO1X_1_MEM_COMPRESS) };
+	static const uint8_t v1[] = { 1 }, v0[] = { 0 };
+	struct filter f;
+	void *lib;
+
+	if (!filter_open("lzo", &f)) {
+		free(in);
+		free(enc);
+		free(c.wrk);
+		return;
+	}
+	lib = dlopen("liblzo2.so.2", RTLD_NOW | RTLD_LOCAL);
+	ck_assert_ptr_nonnull(lib);
+	*(void **)&c.lzo_comp = bench_sym(lib, "lzo1x_1_compress");
+	fill(in, n, C_MIXED, 11);
+	raw_compress("lzo", &c, in, n, enc + 1, bound, &dlen);
+	enc[0] = 1;
+	ck_assert_int_eq(decode(&f, 3, enc, 1 + dlen, n, &dec, &dlen), 0);
+	ck_assert_uint_eq(dlen, n);
+	ck_assert_int_eq(memcmp(dec, in, n), 0);
+	ck_assert_int_eq(f.p->load_config(v1, 1), 0);
+	ck_assert_int_eq(f.p->load_config(v0, 1), -EBADMSG);
+	dlclose(lib);
+	free(dec);
+	free(c.wrk);
+	free(enc);
+	free(in);
+	filter_close(&f);
+}
+END_TEST
+
 START_TEST(throughput)
 {
 	static const char *const bench_names[] = {
@@ -1463,6 +1707,15 @@ filters_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, bad_tag, 0, N_COMPRESSORS);
 	tcase_add_loop_test(tc, incompressible_stored, 0, N_COMPRESSORS);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("lzo");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, lzo_raw_blocks);
+	tcase_add_loop_test(tc, lzo_bad_blocks, 0,
+			    sizeof(lzo_damages) / sizeof(lzo_damages[0]));
+	tcase_add_test(tc, lzo_bad_chunk_ends);
+	tcase_add_test(tc, lzo_format1);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("zlib");

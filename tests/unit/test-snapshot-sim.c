@@ -326,8 +326,10 @@ START_TEST(test_deterministic)
 	/* and the header carries the seed */
 	ck_assert(memcmp(a, c, PAGE) != 0);
 
-	/* any page regenerates on its own, as the resume side needs */
-	for (i = 1; i < n1; i += 37) {
+	/* any page regenerates on its own, as the resume side needs, and
+	 * the device (which copies from the image's libraries) hands out
+	 * the same bytes as the generator making each function and phrase */
+	for (i = 1; i < n1; i++) {
 		uint8_t page[PAGE];
 
 		sim_generate_page(5, i, page);
