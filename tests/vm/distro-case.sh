@@ -21,11 +21,18 @@
 #           before swap is activated; swap active
 #   boot 4  both disks from the start: no image, swap active, torpor
 #           status says none, no failed unit
+# distro-suspend-then-hibernate is distro-initramfs-tools with
+# `systemctl suspend-then-hibernate` (HibernateDelaySec=20s in a
+# sleep.conf.d drop-in) instead of `systemctl hibernate`: in boot 1 the
+# guest suspends to RAM (S3), the RTC wakes it after 20 s, torpor
+# hibernates; boot 2 also checks the kernel's suspend lines and the hooks'
+# four calls (suspend, then hibernate).  Booted through the bzImage (S3
+# wakes a PVH-booted guest into a reset, see tests/vm/s2h.sh).
 # then the host checks the root filesystem with e2fsck -fn.
 #
 # Usage: distro-case.sh CASE SRCDIR BUILDDIR [LOGDIR]
 #   CASE: distro-initramfs-tools | distro-corrupt | distro-dracut |
-#         distro-stale
+#         distro-stale | distro-suspend-then-hibernate
 # Exit: 0 passed, 1 failed, 77 QEMU or the package archive is unreachable.
 # Environment: TORPOR_VM_CACHE (default /var/cache/torpor-vm) keeps the
 # Debian root filesystems; TORPOR_VM_TIMEOUT_SCALE stretches the timeouts;
@@ -47,9 +54,10 @@ MEM=512
 . "$here/qemu-lib.sh"
 die() { fail "$*"; exit 1; }
 
-gen=initramfs-tools corrupt=0 stale=0
+gen=initramfs-tools corrupt=0 stale=0 action=hibernate
 case "$case_name" in
 distro-initramfs-tools) ;;
+distro-suspend-then-hibernate) action=suspend-then-hibernate ;;
 distro-corrupt) corrupt=1 ;;
 distro-stale) stale=1 ;;
 distro-dracut) gen=dracut ;;
@@ -76,7 +84,14 @@ done
 [ -n "$kernel" ] || skip "no /boot/vmlinuz-* with its modules"
 kver=${kernel#/boot/vmlinuz-}
 # The uncompressed kernel the busybox cases extracted boots faster (PVH).
-[ -s "$builddir/vm-kernel/vmlinux-$kver" ] && kernel=$builddir/vm-kernel/vmlinux-$kver
+# Not for suspend to RAM: S3 must be offered (QEMU 7.2 does, later machine
+# types may not), and only a bzImage-booted guest wakes from it.
+qemu_extra=()
+if [ "$action" = suspend-then-hibernate ]; then
+	qemu_extra=(-global PIIX4_PM.disable_s3=0)
+elif [ -s "$builddir/vm-kernel/vmlinux-$kver" ]; then
+	kernel=$builddir/vm-kernel/vmlinux-$kver
+fi
 
 # --- The Debian 12 root filesystem (cached) ------------------------------
 tarball=$("$here/build-debian.sh" "$gen" "$kver" "$cache")
@@ -157,9 +172,14 @@ configure_guest() {
 		"$root/usr/lib/systemd/system-sleep/torpor-vm-hook"
 	install -m 644 "$here/distro/torpor-vm-marker.service" \
 		"$here/distro/torpor-vm-driver.service" "$root/etc/systemd/system/"
-	mkdir -p "$root/etc/systemd/system/systemd-hibernate.service.d"
+	mkdir -p "$root/etc/systemd/system/systemd-$action.service.d"
 	install -m 644 "$here/distro/hibernate-console.conf" \
-		"$root/etc/systemd/system/systemd-hibernate.service.d/vm-console.conf"
+		"$root/etc/systemd/system/systemd-$action.service.d/vm-console.conf"
+	if [ "$action" = suspend-then-hibernate ]; then
+		mkdir -p "$root/etc/systemd/sleep.conf.d"
+		install -m 644 "$here/distro/sleep-delay.conf" \
+			"$root/etc/systemd/sleep.conf.d/torpor-vm.conf"
+	fi
 	in_guest systemctl enable -q torpor-vm-marker.service torpor-vm-driver.service
 }
 configure_guest >"$logdir/configure.log" 2>&1 ||
@@ -218,7 +238,7 @@ swap_tail() {
 boot() {
 	local n=$1 limit=$(($2 * scale))
 	local append="root=/dev/vda1 ro console=ttyS0 quiet loglevel=4 panic=-1"
-	append="$append systemd.show_status=false torpor.boot=$n"
+	append="$append systemd.show_status=false torpor.boot=$n torpor.action=$action"
 	note "boot $n (timeout ${limit}s)"
 	qemu_boot "$logdir/boot$n.log" "$limit" "$MEM" "$kernel" "$initrd" "$append" "${disks[@]}"
 	note "boot $n: QEMU exit $boot_rc after ${boot_secs}s"
@@ -238,16 +258,62 @@ show_logs() {
 }
 trap 'show_logs; cleanup' EXIT
 
-# Boot 1: the marker, data on the root filesystem, `systemctl hibernate`.
+# suspend-then-hibernate, boot 1: the hooks around the suspend, torpor
+# suspends with the alarm set, the alarm wakes the guest, torpor hibernates.
+s2h_delay=20
+check_s2h_boot1() {
+	has 1 'hook pre suspend-then-hibernate action=suspend$' ||
+		fail "boot 1: no pre hook with SYSTEMD_SLEEP_ACTION=suspend"
+	# The delay of the drop-in (without it: 2 hours).
+	has 1 "suspending \\('mem'\\); the RTC wakes the machine in $s2h_delay s" ||
+		fail "boot 1: torpor did not suspend with the alarm $s2h_delay s (HibernateDelaySec=) ahead: $(grep -h 'suspending' "$logdir/boot1.log")"
+	# The kernel disables the alarm once it has rung.
+	has 1 'the RTC alarm has rung: awake after' ||
+		fail "boot 1: the RTC alarm had not rung when the guest woke: $(grep -h 'awake after' "$logdir/boot1.log")"
+	has 1 'the RTC alarm woke the machine: hibernating' ||
+		fail "boot 1: torpor did not hibernate after the RTC alarm"
+	has 1 'hook post suspend-then-hibernate action=suspend$' ||
+		fail "boot 1: no post hook after the suspend"
+	has 1 'hook pre suspend-then-hibernate action=hibernate$' ||
+		fail "boot 1: no pre hook with SYSTEMD_SLEEP_ACTION=hibernate"
+}
+
+# suspend-then-hibernate, boot 2: the resumed session's kernel log says it
+# entered S3 and left it, woken by the RTC; the hooks ran in order.
+check_s2h_boot2() {
+	local w1 w2
+	has 2 'TORPOR-VM: kernel: .*PM: suspend entry \(deep\)' ||
+		fail "boot 2: the kernel of boot 1 never entered S3 (PM: suspend entry (deep))"
+	has 2 'TORPOR-VM: kernel: .*PM: suspend exit' ||
+		fail "boot 2: the kernel of boot 1 never left suspend to RAM"
+	# The RTC's alarm interrupt was handled (its wakeup source's
+	# event_count, which the RTC core raises), and it had been by the time
+	# torpor, woken, read the RTC's wakealarm (boot 1: "has rung").  Woken
+	# through QMP's system_wakeup instead, the count stays 0 (irq 8's does
+	# not: it is a figure only); nothing else can wake this guest.
+	w1=$(field 1 'TORPOR-VM: wakeups ' rtc-events)
+	w2=$(field 2 'TORPOR-VM: wakeups ' rtc-events)
+	[ -n "$w1" ] && [ -n "$w2" ] && [ "$w2" -gt "$w1" ] ||
+		fail "boot 2: the RTC's wakeup source saw no event across the suspend ($w1 -> $w2)"
+	has 2 'hooks=pre suspend-then-hibernate suspend;post suspend-then-hibernate suspend;pre suspend-then-hibernate hibernate;post suspend-then-hibernate hibernate;$' ||
+		fail "boot 2: the hooks did not run as systemd-sleep runs them: $(grep -h 'hooks=' "$logdir/boot2.log")"
+}
+[ "$action" = suspend-then-hibernate ] && scale=$((scale * 2))
+
+# Boot 1: the marker, data on the root filesystem, `systemctl $action`.
 boot 1 400
 boot1_secs=$boot_secs
 has 1 '^[0-9.]+ .*MARKER pid=' || fail "boot 1: the marker did not start"
 token=$(field 1 'MARKER pid=' token)
 sum=$(field 1 'MARKER pid=' sum)
 data=$(field 1 'TORPOR-VM: data=' data)
-has 1 'TORPOR-VM: hibernate start' || fail "boot 1 did not reach systemctl hibernate"
-has 1 'systemctl hibernate refused' && fail "boot 1: logind refused systemctl hibernate"
-has 1 'hook pre hibernate action=hibernate' || fail "boot 1: the system-sleep hook did not run pre"
+has 1 "TORPOR-VM: $action start" || fail "boot 1 did not reach systemctl $action"
+has 1 "systemctl $action refused" && fail "boot 1: logind refused systemctl $action"
+if [ "$action" = hibernate ]; then
+	has 1 'hook pre hibernate action=hibernate' || fail "boot 1: the system-sleep hook did not run pre"
+else
+	check_s2h_boot1
+fi
 has 1 'TORPOR-VM: resumed' && fail "boot 1: the hibernation returned instead of powering off"
 [ "$(swap_tail)" != SWAPSPACE2 ] || fail "after boot 1 the swap area holds no image"
 [ "$failures" = 0 ] || exit 1
@@ -339,10 +405,14 @@ else
 	after_re="MARKER-AFTER .*token=$token sum=$sum"
 	if [ "$corrupt" = 0 ]; then
 		has 2 "$after_re" || fail "boot 2: no MARKER-AFTER with token=$token sum=$sum"
-		has 2 'TORPOR-VM: resumed hibernate-service=success status=0' ||
-			fail "boot 2: systemd-hibernate.service did not succeed: $(grep -h 'TORPOR-VM: resumed' "$logdir/boot2.log")"
-		has 2 'hooks=pre hibernate hibernate;post hibernate hibernate;' ||
-			fail "boot 2: the hooks did not run pre then post: $(grep -h 'hooks=' "$logdir/boot2.log")"
+		has 2 "TORPOR-VM: resumed $action-service=success status=0" ||
+			fail "boot 2: systemd-$action.service did not succeed: $(grep -h 'TORPOR-VM: resumed' "$logdir/boot2.log")"
+		if [ "$action" = hibernate ]; then
+			has 2 'hooks=pre hibernate hibernate;post hibernate hibernate;' ||
+				fail "boot 2: the hooks did not run pre then post: $(grep -h 'hooks=' "$logdir/boot2.log")"
+		else
+			check_s2h_boot2
+		fi
 		has 2 "data-after=$data" || fail "boot 2: the data written before hibernation is not there"
 	else
 		has 2 'MARKER-AFTER' && fail "boot 2 resumed a corrupt image"
@@ -377,11 +447,18 @@ rm -f "$logdir/rootfs.img"
 
 # Figures: boot to marker, trigger to power-off, boot to marker back.
 t_marker=$(ts 1 'MARKER pid=')
-t_trigger=$(ts 1 'TORPOR-VM: hibernate start')
+t_trigger=$(ts 1 "TORPOR-VM: $action start")
 t_back=$(ts 2 'MARKER-AFTER')
 stored=$(grep -hoE '[0-9.]+ MiB stored' "$logdir/boot1.log" | head -n1)
 line="VM-TIMING case=$case_name generator=$gen boot-to-marker=${t_marker:-?}s"
 line="$line trigger-to-poweroff=$(awk -v a="${t_trigger:-0}" -v b="$boot1_secs" 'BEGIN { printf "%.1f", b - a }')s"
+if [ "$action" = suspend-then-hibernate ]; then
+	t_sus=$(ts 1 'the RTC wakes the machine in')
+	t_woke=$(ts 1 'the RTC alarm woke the machine')
+	line="$line trigger-to-suspend=$(awk -v a="${t_trigger:-0}" -v b="${t_sus:-0}" 'BEGIN { printf "%.1f", b - a }')s"
+	line="$line suspended=$(awk -v a="${t_sus:-0}" -v b="${t_woke:-0}" 'BEGIN { printf "%.1f", b - a }')s"
+	line="$line wake-to-poweroff=$(awk -v a="${t_woke:-0}" -v b="$boot1_secs" 'BEGIN { printf "%.1f", b - a }')s"
+fi
 line="$line boot-to-marker-back=${t_back:-n/a}s boot2=${boot2_secs}s stored=${stored:-?}"
 echo "$line" | tee "$logdir/timing.txt"
 [ "$failures" = 0 ] || exit 1
