@@ -140,7 +140,8 @@ struct torpor_chunk_info {
  * the header was read and checked.  binding is a canonical encoding of
  * every header field the restore depends on (image UUID, kernel release and
  * version, page size, page count, chunk pages, chunk count, the chain's
- * names, types and positions); it is byte-identical on both sides for an
+ * names, types and positions, and the root-filesystem guard when the
+ * image has one); it is byte-identical on both sides for an
  * untampered image, so a filter that authenticates it detects a header
  * changed between hibernation and resume.
  */

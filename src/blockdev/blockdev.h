@@ -65,6 +65,42 @@ uint32_t bd_kernel_dev(dev_t dev);
  */
 int bd_uuid_of(const char *path, char *buf, size_t size);
 
+/* A 16-byte UUID as text ("01234567-89ab-..."; buf of 37 bytes or more). */
+void bd_format_uuid(const uint8_t u[16], char *buf, size_t size);
+
+/* ---- ext2/3/4 superblocks (the root-filesystem guard) -------------------- */
+
+/* Bytes from the start of the device that hold the superblock. */
+#define BD_EXT_SUPER_END 2048u
+
+/* What says whether an ext filesystem was mounted since a moment: the
+ * kernel sets both at every read-write mount (a resume does not mount). */
+struct bd_ext_super {
+	uint8_t uuid[16];
+	uint64_t mtime;		/* s_mtime with s_mtime_hi: unix time */
+	uint16_t mnt_count;	/* s_mnt_count */
+};
+
+/* The superblock in the first len bytes of a device: -ENODATA when len is
+ * short of BD_EXT_SUPER_END, -ENOENT when it is not ext2/3/4. */
+int bd_ext_super_parse(const uint8_t *buf, size_t len,
+		       struct bd_ext_super *ret);
+
+/* Read (read-only, BD_EXT_SUPER_END bytes) and parse the device's. */
+int bd_ext_super_read(const char *dev_path, struct bd_ext_super *ret);
+
+/* The ext filesystem mounted at path: its device (found from st_dev via
+ * /sys/dev/block) into dev_buf and its superblock.  -EMEDIUMTYPE when the
+ * filesystem is not ext2/3/4, -ENODEV when it is not on a block device. */
+int bd_ext_super_of_path(const char *path, char *dev_buf, size_t dev_size,
+			 struct bd_ext_super *ret);
+
+/* The block device holding the ext filesystem with that UUID (as
+ * bd_resolve() finds UUID=, bounded by the devices there are) and its
+ * superblock; -ENODEV when no such filesystem is visible. */
+int bd_ext_super_find(const uint8_t uuid[16], char *dev_buf, size_t dev_size,
+		      struct bd_ext_super *ret);
+
 /* ---- I/O ----------------------------------------------------------------- */
 
 /* How a device is opened: read-only; writable beside others (the device

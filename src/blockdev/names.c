@@ -78,8 +78,8 @@ bd_devnode(dev_t dev, char *buf, size_t size)
 	return 0;
 }
 
-static void
-format_uuid(const uint8_t u[16], char *buf, size_t size)
+void
+bd_format_uuid(const uint8_t u[16], char *buf, size_t size)
 {
 	snprintf(buf, size,
 		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
@@ -116,23 +116,23 @@ probe_buffer(const uint8_t *b, size_t len, struct probe *p)
 		/* A swap area keeps its UUID and label under torpor's
 		 * signature too: resume=UUID= must find it. */
 		if (!bd_all_zero(b + 1036, 16))
-			format_uuid(b + 1036, p->uuid, sizeof(p->uuid));
+			bd_format_uuid(b + 1036, p->uuid, sizeof(p->uuid));
 		memcpy(p->label, b + 1052, 16);
 		return;
 	}
 	if (len >= 2048 && b[1024 + 0x38] == 0x53 && b[1024 + 0x39] == 0xef) {
-		format_uuid(b + 1024 + 0x68, p->uuid, sizeof(p->uuid));
+		bd_format_uuid(b + 1024 + 0x68, p->uuid, sizeof(p->uuid));
 		memcpy(p->label, b + 1024 + 0x78, 16);
 		return;
 	}
 	if (memcmp(b, "XFSB", 4) == 0) {
-		format_uuid(b + 32, p->uuid, sizeof(p->uuid));
+		bd_format_uuid(b + 32, p->uuid, sizeof(p->uuid));
 		memcpy(p->label, b + 108, 12);
 		return;
 	}
 	if (len >= 65536 + 0x12b + 256 &&
 	    memcmp(b + 65536 + 0x40, "_BHRfS_M", 8) == 0) {
-		format_uuid(b + 65536 + 0x20, p->uuid, sizeof(p->uuid));
+		bd_format_uuid(b + 65536 + 0x20, p->uuid, sizeof(p->uuid));
 		memcpy(p->label, b + 65536 + 0x12b, 255);
 	}
 }
@@ -185,7 +185,7 @@ format_guid(const uint8_t g[16], char *buf, size_t size)
 				g[8], g[9], g[10], g[11], g[12], g[13], g[14],
 				g[15] };
 
-	format_uuid(u, buf, size);
+	bd_format_uuid(u, buf, size);
 }
 
 /* The PARTUUID of partition number partno of the disk at disk_path. */

@@ -83,9 +83,13 @@ int
 chain_binding(const struct image_header *h, uint8_t **ret, size_t *ret_len)
 {
 	/* "TORPORBD" v1: uuid, release, version, page size, page count,
-	 * chunk pages, chunk count, then name[32] type position per entry. */
+	 * chunk pages, chunk count, then name[32] type position per entry;
+	 * then, only when the header has a root guard (format 3), its kind,
+	 * filesystem UUID, mount time and mount count, so that a filter
+	 * authenticating the binding notices a guard removed or changed. */
+	bool guard = h->guard.kind != IMAGE_GUARD_NONE;
 	size_t len = 8 + 4 + 16 + 65 + 65 + 4 + 8 + 4 + 8 + 4 +
-		     (size_t)h->n_chain * 34;
+		     (size_t)h->n_chain * 34 + (guard ? 4 + 16 + 8 + 4 : 0);
 	uint8_t *b, *p;
 	uint32_t i;
 
@@ -109,6 +113,12 @@ chain_binding(const struct image_header *h, uint8_t **ret, size_t *ret_len)
 		memcpy(p, h->chain[i].name, 32), p += 32;
 		*p++ = h->chain[i].type;
 		*p++ = h->chain[i].position;
+	}
+	if (guard) {
+		put_le32(p, h->guard.kind), p += 4;
+		memcpy(p, h->guard.fs_uuid, 16), p += 16;
+		put_le64(p, h->guard.mtime), p += 8;
+		put_le32(p, h->guard.mnt_count);
 	}
 	*ret = b;
 	*ret_len = len;

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blockdev.h"
 #include "chain.h"
 #include "cycle.h"
 #include "host.h"
@@ -23,6 +24,7 @@
 #include "log.h"
 #include "plugin-call.h"
 #include "pool.h"
+#include "root-guard.h"
 #include "snapshot-internal.h"
 #include "snapshot.h"
 #include "stream.h"
@@ -298,6 +300,26 @@ refresh_writer(struct cycle_prepared *p)
 	return 0;
 }
 
+/* The root filesystem as it is now, before the freeze, every cycle: a
+ * later boot refuses the image if it was mounted since.  A root that is
+ * not ext2/3/4 on a block device is not guarded, and that is said. */
+static void
+record_root_guard(struct cycle *cy)
+{
+	const char *path = root_guard_path(cy->snap->kind);
+	char why[320];
+	char uuid[40];
+
+	if (root_guard_record(path, &cy->h.guard, why, sizeof(why)) < 0) {
+		log_info("root filesystem guard: none (%s): a later boot cannot tell whether it was mounted since the image was written",
+			 why);
+		return;
+	}
+	bd_format_uuid(cy->h.guard.fs_uuid, uuid, sizeof(uuid));
+	log_debug("root filesystem guard: %s UUID=%s on %s, mounted at %" PRIu64 ", mount count %u",
+		  path, uuid, why, cy->h.guard.mtime, cy->h.guard.mnt_count);
+}
+
 /* Open the source and check what the next boot needs; then the prepared
  * state is used (its writer initialised again), or built now (--direct,
  * or a daemon whose last build failed: its errors are this cycle's). */
@@ -333,6 +355,7 @@ cycle_open(struct cycle *cy)
 	 * resumed system reads back only the header of this image. */
 	if (getrandom(cy->h.uuid, sizeof(cy->h.uuid), 0) != sizeof(cy->h.uuid))
 		return log_error_errno(-errno, "no random bytes for the image UUID: %m");
+	record_root_guard(cy);
 	return 0;
 }
 

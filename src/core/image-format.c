@@ -36,8 +36,17 @@
 #define OFF_STORED_BYTES	198
 #define OFF_STATS		206
 #define STATS_SIZE		36	/* four u64 and their CRC32C */
-#define OFF_N_CHAIN		242
-#define OFF_CHAIN		246
+#define STATS_END		(OFF_STATS + STATS_SIZE)
+/* Format 3: the root-filesystem guard, then the chain. */
+#define OFF_GUARD		242
+#define GUARD_KIND		0
+#define GUARD_UUID		4
+#define GUARD_MTIME		20
+#define GUARD_MNT_COUNT		28
+#define GUARD_SIZE		32
+/* Where the chain begins: after the guard, or (format 2) the stats. */
+#define OFF_N_CHAIN_V2		242
+#define OFF_N_CHAIN		(OFF_GUARD + GUARD_SIZE)
 
 /* One chain entry before its blob: name, type, position, blob length. */
 #define ENTRY_NAME		0
@@ -47,7 +56,6 @@
 #define ENTRY_FIXED		38
 
 #define CRC_SIZE		4
-#define HEADER_MIN		(OFF_CHAIN + ENTRY_FIXED + CRC_SIZE)
 
 #define IMAGE_KNOWN_FLAGS	IMAGE_FLAG_TEST
 #define CHUNK_KNOWN_FLAGS	CHUNK_FLAG_LAST
@@ -67,7 +75,22 @@
 #define FRAME_OFF_CRC		28
 
 _Static_assert(FRAME_OFF_CRC + 4 == CHUNK_FRAME_SIZE, "frame layout");
-_Static_assert(OFF_STATS + STATS_SIZE == OFF_N_CHAIN, "header layout");
+_Static_assert(STATS_END == OFF_GUARD && STATS_END == OFF_N_CHAIN_V2,
+	       "header layout");
+
+/* n_chain's offset in a header of format version v (2 or 3); the chain
+ * entries follow it. */
+static size_t
+off_n_chain(uint32_t v)
+{
+	return v == 2 ? OFF_N_CHAIN_V2 : OFF_N_CHAIN;
+}
+
+static size_t
+off_chain(uint32_t v)
+{
+	return off_n_chain(v) + 4;
+}
 
 /* printf into err when the caller gave room; returns r for chaining. */
 __attribute__((format(printf, 4, 5)))
@@ -91,7 +114,7 @@ header_crc(const uint8_t *buf, size_t len)
 {
 	uint32_t crc = crc32c(0, buf, OFF_STATS);
 
-	return crc32c(crc, buf + OFF_N_CHAIN, len - CRC_SIZE - OFF_N_CHAIN);
+	return crc32c(crc, buf + STATS_END, len - CRC_SIZE - STATS_END);
 }
 
 static uint32_t
@@ -108,6 +131,54 @@ encode_stats(uint8_t *slot, const struct image_resume_stats *s)
 	torpor_put_le64(slot + 16, s->pages_restored);
 	torpor_put_le64(slot + 24, s->stored_bytes_read);
 	torpor_put_le32(slot + 32, stats_crc(slot));
+}
+
+static void
+encode_guard(uint8_t *p, const struct image_root_guard *g)
+{
+	torpor_put_le32(p + GUARD_KIND, g->kind);
+	/* A guard of kind NONE is all zeros: one encoding per header. */
+	if (g->kind == IMAGE_GUARD_NONE) {
+		memset(p + GUARD_UUID, 0, GUARD_SIZE - GUARD_UUID);
+		return;
+	}
+	memcpy(p + GUARD_UUID, g->fs_uuid, 16);
+	torpor_put_le64(p + GUARD_MTIME, g->mtime);
+	torpor_put_le32(p + GUARD_MNT_COUNT, g->mnt_count);
+}
+
+/* The guard's ranges (encode and parse). */
+static int
+check_guard(const struct image_root_guard *g, char *err, size_t err_size)
+{
+	if (g->kind != IMAGE_GUARD_NONE && g->kind != IMAGE_GUARD_EXT)
+		return fail(-EBADMSG, err, err_size,
+			    "guard kind (offset %d): %u is not 0 (none) or 1 (ext)",
+			    OFF_GUARD + GUARD_KIND, g->kind);
+	if (g->mnt_count > 65535)
+		return fail(-EBADMSG, err, err_size,
+			    "guard mount count (offset %d): %u is more than 65535",
+			    OFF_GUARD + GUARD_MNT_COUNT, g->mnt_count);
+	return 0;
+}
+
+/* The guard of a format 3 header at p. */
+static int
+parse_guard(const uint8_t *p, struct image_root_guard *g, char *err,
+	    size_t err_size)
+{
+	static const uint8_t zero[GUARD_SIZE - GUARD_UUID];
+
+	g->kind = torpor_get_le32(p + GUARD_KIND);
+	memcpy(g->fs_uuid, p + GUARD_UUID, 16);
+	g->mtime = torpor_get_le64(p + GUARD_MTIME);
+	g->mnt_count = torpor_get_le32(p + GUARD_MNT_COUNT);
+	if (g->kind == IMAGE_GUARD_NONE &&
+	    (memcmp(p + GUARD_UUID, zero, sizeof(zero)) != 0))
+		return fail(-EBADMSG, err, err_size,
+			    "guard (offset %d): kind 0 (none) with bytes that are not zero",
+			    OFF_GUARD);
+	return check_guard(g, err, err_size);
 }
 
 static bool
@@ -255,7 +326,7 @@ check_entry_place(const struct image_chain_entry *e, uint32_t index,
 size_t
 image_header_size(const struct image_header *h)
 {
-	size_t len = OFF_CHAIN + CRC_SIZE;
+	size_t len = off_chain(h->format_version) + CRC_SIZE;
 	uint32_t i, n = h->n_chain < IMAGE_MAX_CHAIN ? h->n_chain : IMAGE_MAX_CHAIN;
 
 	for (i = 0; i < n; i++)
@@ -268,10 +339,14 @@ static int
 check_for_encode(const struct image_header *h)
 {
 	uint32_t i;
-	size_t off = OFF_CHAIN;
+	size_t off = off_chain(h->format_version);
 	int r;
 
-	if (h->format_version != IMAGE_FORMAT_VERSION)
+	/* Format 2 has no room for a guard. */
+	if (h->format_version != IMAGE_FORMAT_VERSION &&
+	    (h->format_version != 2 || h->guard.kind != IMAGE_GUARD_NONE))
+		return -EINVAL;
+	if (check_guard(&h->guard, NULL, 0) < 0)
 		return -EINVAL;
 	r = check_geometry(h, NULL, 0);
 	if (r < 0)
@@ -329,8 +404,10 @@ image_header_encode(const struct image_header *h, uint8_t *buf,
 	torpor_put_le64(buf + OFF_CHUNK_COUNT, h->chunk_count);
 	torpor_put_le64(buf + OFF_STORED_BYTES, h->stored_bytes);
 	encode_stats(buf + OFF_STATS, &h->stats);
-	torpor_put_le32(buf + OFF_N_CHAIN, h->n_chain);
-	off = OFF_CHAIN;
+	if (h->format_version != 2)
+		encode_guard(buf + OFF_GUARD, &h->guard);
+	torpor_put_le32(buf + off_n_chain(h->format_version), h->n_chain);
+	off = off_chain(h->format_version);
 	for (i = 0; i < h->n_chain; i++) {
 		const struct image_chain_entry *e = &h->chain[i];
 		uint8_t *p = buf + off;
@@ -389,11 +466,13 @@ check_envelope(const uint8_t *buf, size_t len, char *err, size_t err_size)
 			    "format_version (offset %d): the image has format %u, this torpor reads up to %u; resume it with the torpor that wrote it",
 			    OFF_VERSION, version, IMAGE_FORMAT_VERSION);
 	/* Format 1 frames were not bound to their image: its stream cannot
-	 * be checked as this version checks one. */
-	if (version < IMAGE_FORMAT_VERSION)
+	 * be checked as this version checks one.  Format 2 is format 3
+	 * without the root guard. */
+	if (version < IMAGE_FORMAT_VERSION_MIN)
 		return fail(-EPROTONOSUPPORT, err, err_size,
-			    "format_version (offset %d): the image has format %u of an older torpor, this torpor reads format %u; resume it with the torpor that wrote it",
-			    OFF_VERSION, version, IMAGE_FORMAT_VERSION);
+			    "format_version (offset %d): the image has format %u of an older torpor, this torpor reads formats %u to %u; resume it with the torpor that wrote it",
+			    OFF_VERSION, version, IMAGE_FORMAT_VERSION_MIN,
+			    IMAGE_FORMAT_VERSION);
 	header_len = torpor_get_le32(buf + OFF_HEADER_LEN);
 	if (header_len > IMAGE_MAX_HEADER)
 		return fail(-EBADMSG, err, err_size,
@@ -403,10 +482,11 @@ check_envelope(const uint8_t *buf, size_t len, char *err, size_t err_size)
 		return fail(-EBADMSG, err, err_size,
 			    "header_len (offset %d): %u, but the header read is %zu bytes",
 			    OFF_HEADER_LEN, header_len, len);
-	if (len < HEADER_MIN)
+	if (len < off_chain(version) + ENTRY_FIXED + CRC_SIZE)
 		return fail(-EBADMSG, err, err_size,
-			    "header_len (offset %d): %zu is less than the %d of a header with one chain entry",
-			    OFF_HEADER_LEN, len, HEADER_MIN);
+			    "header_len (offset %d): %zu is less than the %zu of a header with one chain entry",
+			    OFF_HEADER_LEN, len,
+			    off_chain(version) + ENTRY_FIXED + CRC_SIZE);
 	if (torpor_get_le32(buf + len - CRC_SIZE) != header_crc(buf, len))
 		return fail(-EBADMSG, err, err_size,
 			    "header checksum mismatch (CRC32C at offset %zu): the header is corrupt",
@@ -414,20 +494,21 @@ check_envelope(const uint8_t *buf, size_t len, char *err, size_t err_size)
 	return 0;
 }
 
-/* Chain entries, from OFF_N_CHAIN to the checksum, into h. */
+/* Chain entries, from n_chain to the checksum, into h. */
 static int
 parse_chain(const uint8_t *buf, size_t len, struct image_header *h,
 	    char *err, size_t err_size)
 {
-	size_t end = len - CRC_SIZE, off = OFF_CHAIN;
+	size_t end = len - CRC_SIZE, off = off_chain(h->format_version);
 	uint32_t i;
 	int r;
 
-	h->n_chain = torpor_get_le32(buf + OFF_N_CHAIN);
+	h->n_chain = torpor_get_le32(buf + off_n_chain(h->format_version));
 	if (h->n_chain == 0 || h->n_chain > IMAGE_MAX_CHAIN)
 		return fail(-EBADMSG, err, err_size,
-			    "n_chain (offset %d): %u is not in [1, %u] (a writer is required)",
-			    OFF_N_CHAIN, h->n_chain, IMAGE_MAX_CHAIN);
+			    "n_chain (offset %zu): %u is not in [1, %u] (a writer is required)",
+			    off_n_chain(h->format_version), h->n_chain,
+			    IMAGE_MAX_CHAIN);
 	for (i = 0; i < h->n_chain; i++) {
 		struct image_chain_entry *e = &h->chain[i];
 		const uint8_t *p = buf + off;
@@ -519,6 +600,11 @@ image_header_parse(const uint8_t *buf, size_t len,
 	r = check_geometry(&h, err, err_size);
 	if (r < 0)
 		return r;
+	if (h.format_version != 2) {
+		r = parse_guard(buf + OFF_GUARD, &h.guard, err, err_size);
+		if (r < 0)
+			return r;
+	}
 	r = parse_chain(buf, len, &h, err, err_size);
 	if (r < 0) {
 		image_header_clear(&h);

@@ -16,7 +16,9 @@
 
 #include <torpor/plugin.h>
 
-#define IMAGE_FORMAT_VERSION 2
+#define IMAGE_FORMAT_VERSION 3
+/* The oldest version still read (and resumed): 2 has no root guard. */
+#define IMAGE_FORMAT_VERSION_MIN 2
 #define IMAGE_MAX_CHAIN 16		/* entries in the chain */
 /* The header budget is part of the plugin ABI. */
 #define IMAGE_MAX_BLOB TORPOR_IMAGE_MAX_BLOB
@@ -43,6 +45,19 @@ struct image_resume_stats {
 	uint64_t stored_bytes_read;
 };
 
+/* Root-filesystem guard kinds (doc/image-format.md). */
+#define IMAGE_GUARD_NONE 0u		/* nothing recorded */
+#define IMAGE_GUARD_EXT 1u		/* an ext2/3/4 root filesystem */
+
+/* The root filesystem as it was when the image was written: a resume over
+ * a filesystem mounted since would lose data (format 3). */
+struct image_root_guard {
+	uint32_t kind;			/* IMAGE_GUARD_* */
+	uint8_t fs_uuid[16];		/* the filesystem's UUID */
+	uint64_t mtime;			/* its last mount time (unix time) */
+	uint32_t mnt_count;		/* its mount count, <= 65535 */
+};
+
 struct image_header {
 	uint32_t format_version;
 	uint32_t flags;			/* IMAGE_FLAG_* */
@@ -55,6 +70,7 @@ struct image_header {
 	uint32_t chunk_pages;		/* pages per full chunk */
 	uint64_t chunk_count;
 	uint64_t stored_bytes;		/* bytes of the data stream, framing included */
+	struct image_root_guard guard;	/* format 3; kind NONE in format 2 */
 	uint32_t n_chain;
 	struct image_chain_entry chain[IMAGE_MAX_CHAIN];
 	struct image_resume_stats stats;
@@ -63,11 +79,13 @@ struct image_header {
 /* Free the blobs of h (h itself is the caller's). */
 void image_header_clear(struct image_header *h);
 
-/* Bytes image_header_encode() will produce for h. */
+/* Bytes image_header_encode() will produce for h (format 2 when
+ * h->format_version says 2, else the current format). */
 size_t image_header_size(const struct image_header *h);
 
 /* Serialise h into buf (size bytes), checksum included.  -EMSGSIZE when it
- * does not fit, -EINVAL when a field is out of range. */
+ * does not fit, -EINVAL when a field is out of range.  Writes the current
+ * format, or format 2 for a header without a guard (tests, tools). */
 int image_header_encode(const struct image_header *h, uint8_t *buf,
 			size_t size, size_t *ret_len);
 

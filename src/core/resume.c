@@ -24,6 +24,7 @@
 #include "plugin-call.h"
 #include "pool.h"
 #include "resume.h"
+#include "root-guard.h"
 #include "snapshot.h"
 #include "stream.h"
 
@@ -211,8 +212,33 @@ refuse_test_image(struct resume *rs)
 	return refuse(rs, REFUSAL_CORRUPT);
 }
 
-/* This system can restore the image: its page size, its kernel, and an
- * image whose system did not go on running. */
+/*
+ * The root filesystem was not mounted since the image was written
+ * (format 3's guard): restoring memory over a filesystem changed since
+ * loses data, so such an image is stale and never resumable.  A guard
+ * that cannot judge (the filesystem is not visible: a root on a device
+ * this initramfs has not brought up) lets the resume go on, said once.
+ */
+static int
+check_root_guard(struct resume *rs)
+{
+	char msg[400];
+	int r = root_guard_check(&rs->h.guard, msg, sizeof(msg));
+
+	if (r == -ESTALE) {
+		log_error("image refused: %s%s", msg,
+			  rs->o->mode == RESUME_RESTORE ? " and is discarded" : "");
+		rs->o->stale_root = true;
+		return refuse(rs, REFUSAL_CORRUPT);
+	}
+	if (r < 0 && rs->o->mode != RESUME_INSPECT)
+		log_notice("%s: note: %s", rs->what, msg);
+	return 0;
+}
+
+/* This system can restore the image: its page size, its kernel, an
+ * image whose system did not go on running, and a root filesystem not
+ * mounted since. */
 static int
 resume_check(struct resume *rs)
 {
@@ -249,7 +275,7 @@ resume_check(struct resume *rs)
 			  h->kernel_release, h->kernel_version, u.version);
 		return refuse(rs, REFUSAL_ELSEWHERE);
 	}
-	return 0;
+	return check_root_guard(rs);
 }
 
 /* Chain entry i of the header: the plugin it names, in its place. */
@@ -662,6 +688,7 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 	o->times[RESUME_PHASE_START] = age > 0 ? age : 0;
 	o->refusal = REFUSAL_NONE;
 	o->header_valid = false;
+	o->stale_root = false;
 	memset(&o->stats, 0, sizeof(o->stats));
 	r = resume_find(&rs);
 	if (r == 0)

@@ -55,6 +55,8 @@ struct resume_options {
 	/* The image's facts, once its header parsed (header_valid). */
 	bool header_valid;
 	bool test_image;	/* written by `hibernate --test` */
+	bool stale_root;	/* refused: its root filesystem was mounted
+				 * since it was written (the root guard) */
 	uint8_t uuid[16];
 	uint64_t created;	/* unix time */
 	uint64_t page_count;

@@ -33,8 +33,10 @@
 #define D_STORED	198
 #define D_STATS		206
 #define D_STATS_END	242
-#define D_N_CHAIN	242
-#define D_CHAIN		246
+#define D_GUARD		242	/* format 3: kind 4, uuid 16, mtime 8, count 4 */
+#define D_N_CHAIN	274
+#define D_CHAIN		278
+#define D_N_CHAIN_V2	242	/* format 2: no guard */
 #define D_ENTRY		38	/* name 32, type 1, position 1, blob_len 4 */
 
 #define F_FLAGS		4
@@ -126,6 +128,11 @@ make_header(struct image_header *h, bool with_blobs)
 	h->stats.read_usec = 2500000;
 	h->stats.pages_restored = 1000;
 	h->stats.stored_bytes_read = 123456;
+	h->guard.kind = IMAGE_GUARD_EXT;
+	for (int i = 0; i < 16; i++)
+		h->guard.fs_uuid[i] = (uint8_t)(0x30 + i);
+	h->guard.mtime = 0x1234567890ull;	/* past 2038: the high bits */
+	h->guard.mnt_count = 65535;
 }
 
 static uint8_t *
@@ -241,9 +248,80 @@ assert_headers_equal(const struct image_header *a, const struct image_header *b)
 	ck_assert_uint_eq(a->stats.read_usec, b->stats.read_usec);
 	ck_assert_uint_eq(a->stats.pages_restored, b->stats.pages_restored);
 	ck_assert_uint_eq(a->stats.stored_bytes_read, b->stats.stored_bytes_read);
+	ck_assert_uint_eq(a->guard.kind, b->guard.kind);
+	ck_assert_mem_eq(a->guard.fs_uuid, b->guard.fs_uuid, 16);
+	ck_assert_uint_eq(a->guard.mtime, b->guard.mtime);
+	ck_assert_uint_eq(a->guard.mnt_count, b->guard.mnt_count);
 }
 
+static void assert_encode_einval(struct image_header *h);
+
 /* ---- header round trip and layout ---- */
+
+/* Format 2 (no guard) is still written on request and read: the chain
+ * starts at 246, and it parses back as format 2 without a guard. */
+START_TEST(header_format2_round_trip)
+{
+	struct image_header h, p;
+	char err[256];
+	size_t len;
+	uint8_t *buf;
+
+	make_header(&h, true);
+	memset(&h.guard, 0, sizeof(h.guard));
+	h.format_version = 2;
+	buf = encode(&h, &len);
+	ck_assert_uint_eq(len, D_N_CHAIN_V2 + 4 + 4 * D_ENTRY + 5 + 300 + 17 + 4);
+	ck_assert_uint_eq(get32(buf + D_VERSION), 2);
+	ck_assert_uint_eq(get32(buf + D_N_CHAIN_V2), 4);
+	ck_assert_mem_eq(buf + D_N_CHAIN_V2 + 4, "lzo", 4);
+	memset(&p, 0x5a, sizeof(p));
+	ck_assert_int_eq(image_header_parse(buf, len, &p, err, sizeof(err)), 0);
+	ck_assert_str_eq(err, "");
+	ck_assert_uint_eq(p.guard.kind, IMAGE_GUARD_NONE);
+	assert_headers_equal(&h, &p);
+	image_header_clear(&p);
+	/* A format 2 header has no room for a guard. */
+	h.guard.kind = IMAGE_GUARD_EXT;
+	assert_encode_einval(&h);
+	free(buf);
+}
+END_TEST
+
+/* Format 3 without a guard: kind 0 and every guard byte zero. */
+START_TEST(header_without_guard)
+{
+	struct image_header h, p;
+	char err[256];
+	size_t len;
+	uint8_t *buf;
+
+	make_header(&h, false);
+	memset(&h.guard, 0, sizeof(h.guard));
+	h.guard.mtime = 5;	/* not written: kind 0 has no values */
+	buf = encode(&h, &len);
+	for (size_t i = D_GUARD; i < D_N_CHAIN; i++)
+		ck_assert_uint_eq(buf[i], 0);
+	ck_assert_int_eq(image_header_parse(buf, len, &p, err, sizeof(err)), 0);
+	ck_assert_uint_eq(p.guard.kind, IMAGE_GUARD_NONE);
+	ck_assert_uint_eq(p.guard.mtime, 0);
+	image_header_clear(&p);
+	/* Bytes under kind 0 are refused: one encoding per header. */
+	buf[D_GUARD + 20] = 1;
+	fix_crc(buf, len);
+	assert_refused(buf, len, "guard", D_GUARD);
+	image_header_clear(&h);
+	free(buf);
+}
+END_TEST
+
+START_TEST(parse_bad_guard)
+{
+	refuse32(D_GUARD, 2, "guard kind");
+	refuse32(D_GUARD, 0xffffffffu, "guard kind");
+	refuse32(D_GUARD + 28, 65536, "guard mount count");
+}
+END_TEST
 
 START_TEST(header_round_trip)
 {
@@ -291,6 +369,10 @@ START_TEST(header_layout_matches_document)
 	ck_assert_uint_eq(get64(buf + D_STORED), 123456);
 	ck_assert_uint_eq(get64(buf + D_STATS), 1700000100);
 	ck_assert_uint_eq(get64(buf + D_STATS + 24), 123456);
+	ck_assert_uint_eq(get32(buf + D_GUARD), IMAGE_GUARD_EXT);
+	ck_assert_mem_eq(buf + D_GUARD + 4, h.guard.fs_uuid, 16);
+	ck_assert_uint_eq(get64(buf + D_GUARD + 20), 0x1234567890ull);
+	ck_assert_uint_eq(get32(buf + D_GUARD + 28), 65535);
 	ck_assert_uint_eq(get32(buf + D_STATS + 32), crc32c(0, buf + D_STATS, 32));
 	ck_assert_uint_eq(get32(buf + D_N_CHAIN), 4);
 	off = entry_off(buf, 2);
@@ -370,6 +452,8 @@ START_TEST(encode_rejects_out_of_range)
 	make_header(&h, false); h.format_version = IMAGE_FORMAT_VERSION + 1; assert_encode_einval(&h);
 	make_header(&h, false); h.format_version = IMAGE_FORMAT_VERSION - 1; assert_encode_einval(&h);
 	make_header(&h, false); h.format_version = 0; assert_encode_einval(&h);
+	make_header(&h, false); h.guard.kind = 2; assert_encode_einval(&h);
+	make_header(&h, false); h.guard.mnt_count = 65536; assert_encode_einval(&h);
 	make_header(&h, false); h.flags = 0x2; assert_encode_einval(&h);
 	make_header(&h, false); h.page_size = 8192 + 4096; assert_encode_einval(&h);
 	make_header(&h, false); h.page_size = 2048; assert_encode_einval(&h);
@@ -505,7 +589,7 @@ START_TEST(parse_newer_version)
 			 -EPROTONOSUPPORT);
 	ck_assert_ptr_nonnull(strstr(err, "format_version"));
 	ck_assert_ptr_nonnull(strstr(err, "offset 8"));
-	ck_assert_ptr_nonnull(strstr(err, "format 3"));
+	ck_assert_ptr_nonnull(strstr(err, "format 4"));
 	/* Format 1 frames were not bound to their image: refused as an
 	 * older torpor's, not misread. */
 	put32(buf + D_VERSION, 1);
@@ -1173,6 +1257,8 @@ image_format_suite(void)
 
 	tc = tcase_create("header");
 	tcase_add_test(tc, header_round_trip);
+	tcase_add_test(tc, header_format2_round_trip);
+	tcase_add_test(tc, header_without_guard);
 	tcase_add_test(tc, header_layout_matches_document);
 	tcase_add_test(tc, header_misc_before_writer_and_odd_geometry);
 	tcase_add_test(tc, header_size_counts_blobs);
@@ -1200,6 +1286,7 @@ image_format_suite(void)
 	tcase_add_test(tc, parse_stored_bytes_below_frames);
 	tcase_add_test(tc, parse_bad_kernel_strings);
 	tcase_add_test(tc, parse_bad_chain_count);
+	tcase_add_test(tc, parse_bad_guard);
 	tcase_add_test(tc, parse_bad_entry_names);
 	tcase_add_test(tc, parse_bad_entry_type);
 	tcase_add_test(tc, parse_bad_entry_position);
