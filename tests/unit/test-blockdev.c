@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -652,6 +653,96 @@ START_TEST(exclusive_open)
 }
 END_TEST
 
+/* ---- ext superblocks (the root-filesystem guard) ------------------------ */
+
+static void
+put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+START_TEST(ext_super_parse)
+{
+	uint8_t buf[BD_EXT_SUPER_END + 10];
+	struct bd_ext_super sb, untouched;
+
+	memset(buf, 0, sizeof(buf));
+	put_le(buf + 1024 + 0x38, 0xef53, 2);
+	for (int i = 0; i < 16; i++)
+		buf[1024 + 0x68 + i] = (uint8_t)(0x10 + i);
+	put_le(buf + 1024 + 0x2c, 0x89abcdef, 4);
+	buf[1024 + 0x275] = 0x12;		/* s_mtime_hi: past 2106 */
+	put_le(buf + 1024 + 0x34, 65535, 2);
+	ck_assert_int_eq(bd_ext_super_parse(buf, sizeof(buf), &sb), 0);
+	ck_assert_uint_eq(sb.mtime, 0x1289abcdefull);
+	ck_assert_uint_eq(sb.mnt_count, 65535);
+	ck_assert_uint_eq(sb.uuid[0], 0x10);
+	ck_assert_uint_eq(sb.uuid[15], 0x1f);
+	/* Exactly the superblock's end is enough; one byte less is not. */
+	ck_assert_int_eq(bd_ext_super_parse(buf, BD_EXT_SUPER_END, &sb), 0);
+	memset(&untouched, 0x5a, sizeof(untouched));
+	sb = untouched;
+	ck_assert_int_eq(bd_ext_super_parse(buf, BD_EXT_SUPER_END - 1, &sb),
+			 -ENODATA);
+	ck_assert_int_eq(bd_ext_super_parse(buf, 0, &sb), -ENODATA);
+	ck_assert_int_eq(bd_ext_super_parse(NULL, sizeof(buf), &sb), -ENODATA);
+	/* Not ext: another magic (a swap area, xfs, nothing). */
+	buf[1024 + 0x38] = 0x54;
+	ck_assert_int_eq(bd_ext_super_parse(buf, sizeof(buf), &sb), -ENOENT);
+	ck_assert_mem_eq(&sb, &untouched, sizeof(sb));
+}
+END_TEST
+
+/* A real mkfs.ext4 image (a regular file: no root needed), a swap area,
+ * and a truncated image, read through bd_ext_super_read(). */
+START_TEST(ext_super_read_files)
+{
+	char path[64], cmd[256];
+	struct bd_ext_super sb;
+	int r;
+
+	snprintf(path, sizeof(path), "/tmp/test-blockdev-ext.%ld", (long)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "mkfs.ext4 -q -F -U 01234567-89ab-cdef-0123-456789abcdef %s 4M 2>/dev/null",
+		 path);
+	if (system(cmd) != 0) {
+		printf("SKIP: mkfs.ext4 on a file\n");
+		unlink(path);
+		return;
+	}
+	ck_assert_int_eq(bd_ext_super_read(path, &sb), 0);
+	ck_assert_uint_eq(sb.uuid[0], 0x01);
+	ck_assert_uint_eq(sb.uuid[15], 0xef);
+	ck_assert_uint_eq(sb.mnt_count, 0);	/* never mounted */
+	snprintf(cmd, sizeof(cmd), "mkswap %s >/dev/null 2>&1", path);
+	if (system(cmd) == 0)
+		ck_assert_int_eq(bd_ext_super_read(path, &sb), -ENOENT);
+	ck_assert_int_eq(truncate(path, 1500), 0);
+	ck_assert_int_eq(bd_ext_super_read(path, &sb), -ENODATA);
+	unlink(path);
+	r = bd_ext_super_read(path, &sb);
+	ck_assert_int_eq(r, -ENOENT);
+}
+END_TEST
+
+START_TEST(ext_super_of_tmpfs)
+{
+	char dev[256];
+	struct bd_ext_super sb;
+	struct statfs sfs;
+
+	if (statfs("/dev/shm", &sfs) < 0) {
+		printf("SKIP: no /dev/shm\n");
+		return;
+	}
+	ck_assert_int_eq(bd_ext_super_of_path("/dev/shm", dev, sizeof(dev), &sb),
+			 -EMEDIUMTYPE);
+	ck_assert_int_eq(bd_ext_super_of_path("/no/such/path", dev, sizeof(dev), &sb),
+			 -ENOENT);
+}
+END_TEST
+
 Suite *blockdev_suite(void);
 
 Suite *
@@ -674,6 +765,9 @@ blockdev_suite(void)
 	tcase_add_test(tc, check_fs_refuses_tmpfs);
 	tcase_add_test(tc, in_use_fake_sysfs);
 	tcase_add_test(tc, private_files);
+	tcase_add_test(tc, ext_super_parse);
+	tcase_add_test(tc, ext_super_read_files);
+	tcase_add_test(tc, ext_super_of_tmpfs);
 	suite_add_tcase(s, tc);
 	tcase_add_unchecked_fixture(dev, loop_setup, loop_teardown);
 	tcase_set_timeout(dev, 60);
