@@ -49,6 +49,7 @@ enum image_state {
 	IMAGE_TEST,		/* written by hibernate --test */
 	IMAGE_ELSEWHERE,	/* another kernel / plugin set could */
 	IMAGE_KEY,		/* a key is needed that was refused */
+	IMAGE_STALE,		/* its root filesystem was mounted since */
 };
 
 static const char *const image_state_names[] = {
@@ -58,6 +59,7 @@ static const char *const image_state_names[] = {
 	[IMAGE_DAMAGED] = "damaged",
 	[IMAGE_TEST] = "test",
 	[IMAGE_ELSEWHERE] = "elsewhere",
+	[IMAGE_STALE] = "stale",
 	[IMAGE_KEY] = "key",
 };
 
@@ -446,6 +448,8 @@ inspect_image(struct status *st)
 		st->image = IMAGE_UNKNOWN;
 	else if (st->facts.test_image)
 		st->image = IMAGE_TEST;
+	else if (st->facts.stale_root)
+		st->image = IMAGE_STALE;
 	else if (st->facts.refusal == REFUSAL_KEY)
 		st->image = IMAGE_KEY;
 	else if (st->facts.refusal == REFUSAL_ELSEWHERE)
@@ -514,6 +518,10 @@ describe_image(const struct status *st, char *buf, size_t size)
 		break;
 	case IMAGE_DAMAGED:
 		snprintf(buf, size, "stored, damaged: %s", st->image_why);
+		break;
+	case IMAGE_STALE:
+		snprintf(buf, size, "stored, stale (never resumable): %s",
+			 st->image_why);
 		break;
 	case IMAGE_ELSEWHERE:
 		snprintf(buf, size, "stored, not resumable here: %s", st->image_why);

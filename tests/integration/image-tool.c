@@ -22,6 +22,9 @@
  *   image-tool first-pages FILE N     make the snapshot's first page say N
  *                                     pages (an image without filters)
  *   image-tool set FILE flags N       also rewrites the header's flags
+ *   image-tool downgrade FILE         rewrite the header as format 2 (no
+ *                                     root guard), as an older torpor
+ *                                     wrote it, signature fixed
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -274,11 +277,45 @@ set_field(const char *field, const char *value)
 	image_header_clear(&h);
 }
 
+/* The header as format 2: the same facts without the root guard (32
+ * bytes shorter), and the signature's header length and CRC to match. */
+static void
+downgrade(void)
+{
+	struct image_header h;
+	char err[200];
+	size_t len;
+	uint8_t *sig = img.data;
+
+	memset(&h, 0, sizeof(h));
+	if (image_header_parse(img.data + img.header_off, img.header_len, &h,
+			       err, sizeof(err)) < 0) {
+		fprintf(stderr, "image-tool: header: %s\n", err);
+		exit(1);
+	}
+	h.format_version = 2;
+	memset(&h.guard, 0, sizeof(h.guard));
+	len = image_header_size(&h);
+	memset(img.data + img.header_off, 0, img.header_len);
+	if (image_header_encode(&h, img.data + img.header_off, len, &len) < 0)
+		die("cannot encode the header as format 2");
+	for (int i = 0; i < 8; i++)
+		sig[RAW_SIG_HEADER_LENGTH_AT + i] = (uint8_t)((uint64_t)len >> (8 * i));
+	memset(sig + RAW_SIG_CRC_AT, 0, 4);
+	{
+		uint32_t crc = crc32c(0, sig, RAW_BLOCK);
+
+		for (int i = 0; i < 4; i++)
+			sig[RAW_SIG_CRC_AT + i] = (uint8_t)(crc >> (8 * i));
+	}
+	image_header_clear(&h);
+}
+
 int
 main(int argc, char **argv)
 {
 	if (argc < 3)
-		die("usage: image-tool layout|offset|flip|swap|set|reorder|duplicate|splice|first-pages FILE ...");
+		die("usage: image-tool layout|offset|flip|swap|set|reorder|duplicate|splice|first-pages|downgrade FILE ...");
 	load(argv[2]);
 	if (strcmp(argv[1], "layout") == 0) {
 		printf("stream %" PRIu64 " +%" PRIu64 "\nheader %" PRIu64 " +%" PRIu64 "\nchunks %" PRIu64 "\n",
@@ -330,6 +367,9 @@ main(int argc, char **argv)
 		save(argv[2]);
 	} else if (strcmp(argv[1], "first-pages") == 0 && argc == 4) {
 		set_first_pages(strtoull(argv[3], NULL, 0));
+		save(argv[2]);
+	} else if (strcmp(argv[1], "downgrade") == 0 && argc == 3) {
+		downgrade();
 		save(argv[2]);
 	} else if (strcmp(argv[1], "set") == 0 && argc == 5) {
 		set_field(argv[3], argv[4]);
