@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chain.h"
 #include "image-format.h"
 
 #include "crc32c.h"
@@ -255,6 +256,32 @@ assert_headers_equal(const struct image_header *a, const struct image_header *b)
 }
 
 static void assert_encode_einval(struct image_header *h);
+
+/* The chain binding (what crypt authenticates) covers the guard when
+ * there is one, and is the format 2 binding, byte for byte, without. */
+START_TEST(binding_covers_guard)
+{
+	struct image_header h;
+	uint8_t *a, *b, *c;
+	size_t la, lb, lc;
+
+	make_header(&h, false);
+	ck_assert_int_eq(chain_binding(&h, &a, &la), 0);
+	h.guard.mnt_count--;
+	ck_assert_int_eq(chain_binding(&h, &b, &lb), 0);
+	ck_assert_uint_eq(la, lb);
+	ck_assert_int_ne(memcmp(a, b, la), 0);
+	memset(&h.guard, 0, sizeof(h.guard));
+	ck_assert_int_eq(chain_binding(&h, &c, &lc), 0);
+	ck_assert_uint_eq(lc, 8 + 4 + 16 + 65 + 65 + 4 + 8 + 4 + 8 + 4 + 4 * 34);
+	ck_assert_uint_eq(la, lc + 32);
+	ck_assert_mem_eq(a, c, lc);
+	free(a);
+	free(b);
+	free(c);
+	image_header_clear(&h);
+}
+END_TEST
 
 /* ---- header round trip and layout ---- */
 
@@ -1259,6 +1286,7 @@ image_format_suite(void)
 	tcase_add_test(tc, header_round_trip);
 	tcase_add_test(tc, header_format2_round_trip);
 	tcase_add_test(tc, header_without_guard);
+	tcase_add_test(tc, binding_covers_guard);
 	tcase_add_test(tc, header_layout_matches_document);
 	tcase_add_test(tc, header_misc_before_writer_and_odd_geometry);
 	tcase_add_test(tc, header_size_counts_blobs);
