@@ -21,6 +21,13 @@
 #           before swap is activated; swap active
 #   boot 4  both disks from the start: no image, swap active, torpor
 #           status says none, no failed unit
+# distro-stale-root has the same disks, and the storage back at boot 3:
+#   boot 2  without the swap disk: a normal boot, the root filesystem
+#           mounted read-write (its mount count goes up)
+#   boot 3  both disks from the start: torpor-resume in the initramfs finds
+#           the image and refuses it as stale (the root filesystem guard),
+#           the swap area is given back: a normal boot, swap active, no
+#           image, the data written in boot 1 there, no failed unit
 # distro-suspend-then-hibernate is distro-initramfs-tools with
 # `systemctl suspend-then-hibernate` (HibernateDelaySec=20s in a
 # sleep.conf.d drop-in) instead of `systemctl hibernate`: in boot 1 the
@@ -32,7 +39,8 @@
 #
 # Usage: distro-case.sh CASE SRCDIR BUILDDIR [LOGDIR]
 #   CASE: distro-initramfs-tools | distro-corrupt | distro-dracut |
-#         distro-stale | distro-suspend-then-hibernate
+#         distro-stale | distro-stale-root |
+#         distro-suspend-then-hibernate
 # Exit: 0 passed, 1 failed, 77 QEMU or the package archive is unreachable.
 # Environment: TORPOR_VM_CACHE (default /var/cache/torpor-vm) keeps the
 # Debian root filesystems; TORPOR_VM_TIMEOUT_SCALE stretches the timeouts;
@@ -60,6 +68,7 @@ distro-initramfs-tools) ;;
 distro-suspend-then-hibernate) action=suspend-then-hibernate ;;
 distro-corrupt) corrupt=1 ;;
 distro-stale) stale=1 ;;
+distro-stale-root) stale=2 ;;
 distro-dracut) gen=dracut ;;
 *) echo "distro-case: unknown case '$case_name'" >&2; exit 1 ;;
 esac
@@ -142,7 +151,7 @@ in_guest() {
 # 2, after torpor-stale-image.service is done; a 2 s device timeout was
 # too short for the disk that is there in boot 1 under TCG.)
 swapdev=/dev/vda2 swapopts=sw
-[ "$stale" = 1 ] && swapdev=/dev/vdb swapopts=sw,nofail
+[ "$stale" != 0 ] && swapdev=/dev/vdb swapopts=sw,nofail
 
 # The configuration, step by step as README.md gives it.
 configure_guest() {
@@ -396,8 +405,41 @@ attach_late() {
 	note "boot $1: the swap disk attached at $(tail -n1 "$logdir/boot$1.log" | cut -d' ' -f1)s"
 }
 
+# stale-root: the storage is back at boot 3, after boot 2 mounted the
+# root filesystem read-write: the initramfs must refuse the image.
+stale_root_boots() {
+	local gave_up='torpor: the storage of the hibernation image did not appear; booting normally'
+	local refused='torpor: the hibernation image was refused; booting normally'
+	local why='image refused: the root filesystem UUID=[0-9a-f-]+ on /dev/vda1 was mounted since this image was written .*: the image is stale and is discarded'
+
+	disks=("$disk")
+	boot 2 400
+	boot2_secs=$boot_secs
+	has 2 'MARKER-AFTER' && fail "boot 2 resumed"
+	has 2 "$gave_up" || fail "boot 2: no console line saying the storage did not appear"
+	has 2 'TORPOR-VM: normal boot 2 swaps=$' || fail "boot 2: a swap area is active"
+	[ "$(swap_tail)" != SWAPSPACE2 ] || fail "boot 2 changed the swap disk it did not have"
+
+	disks=("$disk" "$swapdisk")
+	boot 3 400
+	has 3 'MARKER-AFTER' && fail "boot 3 resumed a stale image"
+	has 3 "$refused" || fail "boot 3: no console line saying the image was refused"
+	has 3 "$why" || fail "boot 3: the refusal does not say that the root filesystem was mounted since"
+	has 3 'TORPOR-VM: normal boot 3 swaps=/dev/vdb' || fail "boot 3: swap is not active"
+	has 3 'TORPOR-VM: status-image=none' ||
+		fail "boot 3: torpor status: $(grep -h 'status-image=' "$logdir/boot3.log")"
+	has 3 "TORPOR-VM: data=$data" || fail "boot 3: the data written before hibernation is lost"
+	has 3 'TORPOR-VM: failed-units=$' ||
+		fail "boot 3: failed units: $(grep -h 'failed-units=' "$logdir/boot3.log")"
+	[ "$(swap_tail)" = SWAPSPACE2 ] || fail "after boot 3 the swap signature is not back"
+	echo "VM-TIMING-STALE-ROOT boot2=${boot2_secs:-?}s refused=$(ts 3 "$refused")s boot3=${boot_secs}s" |
+		tee "$logdir/timing-stale-root.txt"
+}
+
 if [ "$stale" = 1 ]; then
 	stale_boots
+elif [ "$stale" = 2 ]; then
+	stale_root_boots
 else
 	# Boot 2: the initramfs resumes (or refuses the corrupt image).
 	boot 2 400
