@@ -339,11 +339,10 @@ if [ "$corrupt" = 1 ]; then
 	note "flipped the byte at $at"
 fi
 
-# stale: the image is never resumed; boots 2 to 4 (see the top).
-stale_boots() {
-	local gave_up='torpor: the storage of the hibernation image did not appear; booting normally'
-	local discarded="discarded a stale hibernation image on writer 'swap': its storage did not appear within the initramfs' wait"
+gave_up='torpor: the storage of the hibernation image did not appear; booting normally'
 
+# Boot 2 of the stale cases: without the swap disk, a normal boot.
+boot_without_storage() {
 	disks=("$disk")
 	boot 2 400
 	boot2_secs=$boot_secs
@@ -353,6 +352,13 @@ stale_boots() {
 		fail "boot 2: torpor-stale-image.service did not say the storage is not there"
 	has 2 'TORPOR-VM: normal boot 2 swaps=$' || fail "boot 2: a swap area is active"
 	[ "$(swap_tail)" != SWAPSPACE2 ] || fail "boot 2 changed the swap disk it did not have"
+}
+
+# stale: the image is never resumed; boots 2 to 4 (see the top).
+stale_boots() {
+	local discarded="discarded a stale hibernation image on writer 'swap': its storage did not appear within the initramfs' wait"
+
+	boot_without_storage
 
 	# Boot 3: the swap disk comes once the initramfs has given up on it.
 	qemu_extra=(-drive "file=$swapdisk,if=none,id=late,format=raw"
@@ -408,17 +414,10 @@ attach_late() {
 # stale-root: the storage is back at boot 3, after boot 2 mounted the
 # root filesystem read-write: the initramfs must refuse the image.
 stale_root_boots() {
-	local gave_up='torpor: the storage of the hibernation image did not appear; booting normally'
 	local refused='torpor: the hibernation image was refused; booting normally'
 	local why='image refused: the root filesystem UUID=[0-9a-f-]+ on /dev/vda1 was mounted since this image was written .*: the image is stale and is discarded'
 
-	disks=("$disk")
-	boot 2 400
-	boot2_secs=$boot_secs
-	has 2 'MARKER-AFTER' && fail "boot 2 resumed"
-	has 2 "$gave_up" || fail "boot 2: no console line saying the storage did not appear"
-	has 2 'TORPOR-VM: normal boot 2 swaps=$' || fail "boot 2: a swap area is active"
-	[ "$(swap_tail)" != SWAPSPACE2 ] || fail "boot 2 changed the swap disk it did not have"
+	boot_without_storage
 
 	disks=("$disk" "$swapdisk")
 	boot 3 400
