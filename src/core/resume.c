@@ -611,6 +611,7 @@ say_refused(const struct resume *rs, bool given_back)
 {
 	const char *image = rs->o->mode != RESUME_RESTORE ? "" :
 		rs->gone ? "; the image was invalidated" :
+		given_back && rs->o->stale_root ? "; the stale image can never be resumed: its storage goes back to the system" :
 		given_back ? "; the damaged image can never be resumed: its storage goes back to the system" :
 		"; the image was left as it was";
 

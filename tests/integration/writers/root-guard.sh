@@ -62,7 +62,7 @@ expect_out '"image": \{"state": "stale"' "mounted since: status --json"
 t_run torpor_resume
 expect_rc 2 "mounted since: torpor-resume"
 expect_err "image refused: $stale and is discarded\$" "mounted since: torpor-resume"
-expect_err "nothing was handed to the snapshot device; the damaged image can never be resumed: its storage goes back" \
+expect_err "nothing was handed to the snapshot device; the stale image can never be resumed: its storage goes back" \
 	"mounted since: storage"
 [ "$(grep -c 'image refused: the root' "$ERR")" = 1 ] ||
 	fail "mounted since: the stale line is not said once"
