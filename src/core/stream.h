@@ -52,6 +52,11 @@ struct stream_out {
 	uint64_t total;		/* bytes handed to the writer so far */
 	uint32_t crc_seed;	/* chunk_crc_seed() of the image */
 	struct stream_report report;
+	/* The writer's write() calls and the seconds the streaming thread
+	 * spent in them: with one CPU, the most that overlapping the writes
+	 * with the encoding could save. */
+	unsigned writes;
+	double writing;
 };
 
 /*

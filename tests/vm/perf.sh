@@ -5,7 +5,8 @@
 #
 # The same guest (one kernel, one initramfs, -m 512, one swap partition on
 # one disk) hibernates and resumes in five modes, round-robin, each
-# TORPOR_VM_PERF_ROUNDS times (default 3):
+# TORPOR_VM_PERF_ROUNDS times (default 3); TORPOR_VM_PERF_MODES picks some
+# of them (in that order; kernel is needed for the ratios):
 #   kernel         the kernel's own hibernation (swsusp, LZO by default)
 #   kernel-nocomp  the same with hibernate=nocompress
 #   lz4 lzo none   torpor hibernate --direct with that chain (none: no
@@ -31,7 +32,9 @@
 # logs stay in LOGDIR/MODE-ROUND/.
 
 perf_rounds=${TORPOR_VM_PERF_ROUNDS:-3}
-perf_modes="kernel kernel-nocomp lz4 lzo none"
+perf_modes=${TORPOR_VM_PERF_MODES:-kernel kernel-nocomp lz4 lzo none}
+# The torpor modes among them, for the phase table.
+perf_torpor=$(for m in $perf_modes; do [ "${m#kernel}" = "$m" ] && echo "$m"; done)
 
 perf_append() {
 	case "$1" in
@@ -50,7 +53,7 @@ perf_num() {
 perf_cycle() {
 	local mode=$1 round=$2 extra dir before=$failures
 	local t_hib hib k0 init_host init_up t_after t_hook res restore
-	local token sum pages hpages stored phases rphases disk_mib
+	local token sum pages hpages stored phases rphases disk_mib wio
 
 	extra=$(perf_append "$mode")
 	dir=$logdir/$mode-$round
@@ -89,10 +92,14 @@ perf_cycle() {
 	# torpor-resume -v before the restore): "NAME SECONDS" pairs.
 	phases=$(grep -h -m1 'hibernate: phases (s):' "$logdir/boot1.log" | sed 's/.*phases (s): *//')
 	rphases=$(grep -h -m1 'resume: phases (s):' "$logdir/boot2.log" | sed 's/.*phases (s): *//')
+	# Of the write phase, the seconds spent in the writer's write():
+	# what overlapping the I/O with the encoding could save at most.
+	wio=$(grep -h -m1 -oE "writes: [0-9.]+ s in the writer's write" "$logdir/boot1.log" |
+		grep -oE '[0-9.]+')
 	awk -v m="$mode" -v r="$round" -v th="$t_hib" -v q="$hib" \
 		-v ih="$init_host" -v iu="$init_up" -v ta="$t_after" -v tk="$t_hook" \
 		-v p="${pages:--}" -v hp="${hpages:--}" -v st="${stored:--}" \
-		-v ph="$phases" -v rp="$rphases" 'BEGIN {
+		-v ph="$phases" -v rp="$rphases" -v wio="$wio" 'BEGIN {
 		hib = (th == "" ? "-" : sprintf("%.3f", q - th));
 		res = (ta == "" || ih == "" ? "-" : sprintf("%.3f", ta - (ih - iu)));
 		rst = (ta == "" || tk == "" ? "-" : sprintf("%.3f", ta - tk));
@@ -103,6 +110,7 @@ perf_cycle() {
 		# last line) and, at resume, from the atomic restore to the
 		# marker running in the resumed system.
 		if (n > 1 && hib != "-") printf " h.power-off=%.3f", hib - hs;
+		if (wio != "") printf " h.write-io=%s", wio;
 		n = split(rp, a, /[ ,]+/);
 		for (i = 1; i + 1 <= n; i += 2) { printf " r.%s=%s", a[i], a[i + 1]; rs += a[i + 1] }
 		if (n > 1 && rst != "-") printf " r.restore=%.3f", rst - rs;
@@ -166,17 +174,21 @@ perf_table() {
 	# The issue's second target: torpor's best chain against the
 	# kernel's best mode, for each side.
 	for side in hib res; do
-		best_t=$(for m in lz4 lzo none; do perf_median "$m" "$side"; done | grep -v '^-' | sort -n | head -n1)
+		best_t=$(for m in $perf_torpor; do perf_median "$m" "$side"; done | grep -v '^-' | sort -n | head -n1)
 		best_k=$(for m in kernel kernel-nocomp; do perf_median "$m" "$side"; done | grep -v '^-' | sort -n | head -n1)
 		echo "best torpor ÷ best kernel ($side): $(perf_div "${best_t:--}" "${best_k:--}")"
 	done
 	echo
 	echo "torpor phases (medians, seconds)"
-	printf '%-5s %7s %7s %7s %7s %7s %7s %7s | %7s %7s %7s %7s\n' chain prog \
-		start-up freeze snapshot write sync power-off r.prog r.header r.read r.restore
-	for m in lz4 lzo none; do
+	printf '%-5s %7s %7s %7s %7s %7s %8s %7s %7s | %7s %7s %7s %7s\n' chain prog \
+		start-up freeze snapshot write write-io sync power-off r.prog r.header r.read r.restore
+	for m in $perf_torpor; do
 		printf '%-5s' "$m"
-		for k in h.program-start h.start-up h.freeze h.snapshot h.write h.sync h.power-off; do
+		for k in h.program-start h.start-up h.freeze h.snapshot h.write; do
+			printf ' %7s' "$(perf_median "$m" "$k")"
+		done
+		printf ' %8s' "$(perf_median "$m" h.write-io)"
+		for k in h.sync h.power-off; do
 			printf ' %7s' "$(perf_median "$m" "$k")"
 		done
 		printf ' |'
@@ -185,7 +197,8 @@ perf_table() {
 		done
 		printf '\n'
 	done
-	echo "hibernate: prog = exec to the cycle (loading, plugins); power-off = the rest up to"
+	echo "hibernate: prog = exec to the cycle (loading, plugins); write-io = the part of"
+	echo "write spent in the writer's write() calls; power-off = the rest up to"
 	echo "QEMU's exit.  resume (from the hook): r.prog = exec to the run, r.restore = the"
 	echo "atomic restore to the marker running in the resumed system (kernel and thaw)."
 }
