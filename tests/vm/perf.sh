@@ -4,12 +4,14 @@
 # (it uses boot(), has(), ts(), fail(), note() and disk_state() from there).
 #
 # The same guest (one kernel, one initramfs, -m 512, one swap partition on
-# one disk) hibernates and resumes in five modes, round-robin, each
-# TORPOR_VM_PERF_ROUNDS times (default 3):
+# one disk) hibernates and resumes in seven modes, round-robin, each
+# TORPOR_VM_PERF_ROUNDS times (default 3); TORPOR_VM_PERF_MODES picks some
+# of them (in that order; kernel is needed for the ratios):
 #   kernel         the kernel's own hibernation (swsusp, LZO by default)
 #   kernel-nocomp  the same with hibernate=nocompress
 #   lz4 lzo none   torpor hibernate --direct with that chain (none: no
 #                  filter) and the swap writer
+#   lz4-wt none-wt the same with [torpor] write_thread = yes
 # Each cycle is two boots: boot 1 starts the marker and hibernates, boot 2
 # resumes it; the marker must come back with its token and checksum.  The
 # case fails only when a cycle does not work, never on a timing.
@@ -31,7 +33,9 @@
 # logs stay in LOGDIR/MODE-ROUND/.
 
 perf_rounds=${TORPOR_VM_PERF_ROUNDS:-3}
-perf_modes="kernel kernel-nocomp lz4 lzo none"
+perf_modes=${TORPOR_VM_PERF_MODES:-kernel kernel-nocomp lz4 lzo none lz4-wt none-wt}
+# The torpor modes among them, for the phase table.
+perf_torpor=$(for m in $perf_modes; do [ "${m#kernel}" = "$m" ] && echo "$m"; done)
 
 perf_append() {
 	case "$1" in
@@ -166,16 +170,16 @@ perf_table() {
 	# The issue's second target: torpor's best chain against the
 	# kernel's best mode, for each side.
 	for side in hib res; do
-		best_t=$(for m in lz4 lzo none; do perf_median "$m" "$side"; done | grep -v '^-' | sort -n | head -n1)
+		best_t=$(for m in $perf_torpor; do perf_median "$m" "$side"; done | grep -v '^-' | sort -n | head -n1)
 		best_k=$(for m in kernel kernel-nocomp; do perf_median "$m" "$side"; done | grep -v '^-' | sort -n | head -n1)
 		echo "best torpor ÷ best kernel ($side): $(perf_div "${best_t:--}" "${best_k:--}")"
 	done
 	echo
 	echo "torpor phases (medians, seconds)"
-	printf '%-5s %7s %7s %7s %7s %7s %7s %7s | %7s %7s %7s %7s\n' chain prog \
+	printf '%-7s %7s %7s %7s %7s %7s %7s %7s | %7s %7s %7s %7s\n' chain prog \
 		start-up freeze snapshot write sync power-off r.prog r.header r.read r.restore
-	for m in lz4 lzo none; do
-		printf '%-5s' "$m"
+	for m in $perf_torpor; do
+		printf '%-7s' "$m"
 		for k in h.program-start h.start-up h.freeze h.snapshot h.write h.sync h.power-off; do
 			printf ' %7s' "$(perf_median "$m" "$k")"
 		done

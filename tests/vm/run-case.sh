@@ -114,7 +114,8 @@ if [ "$writer" != kernel ]; then
 	done
 fi
 
-# write_conf FILE FILTERS: the case's torpor.conf with that chain.
+# write_conf FILE FILTERS [LINE]: the case's torpor.conf with that chain
+# (and LINE in [torpor]).
 write_conf() {
 	{
 		echo "# VM suite case $case_name"
@@ -123,6 +124,7 @@ write_conf() {
 		echo "filters = $2"
 		echo "plugin_dir = /usr/lib/torpor/plugins"
 		echo "after = $after"
+		[ -z "${3:-}" ] || echo "$3"
 		# The guest runs from the initramfs the host built (QEMU
 		# -initrd), which holds torpor-resume and this file: no /boot
 		# to check.
@@ -149,11 +151,13 @@ write_conf "$conf" "$filters"
 files+=(-f "$conf=/etc/torpor/torpor.conf")
 if [ "$case_name" = perf ]; then
 	# One guest for every mode: each chain's configuration is in it,
-	# picked on the kernel command line (torpor.conf=NAME).
-	for f in lz4 lzo none; do
-		c=$f
-		[ "$f" = none ] && c=
-		write_conf "$guest/perf-$f.conf" "$c"
+	# picked on the kernel command line (torpor.conf=NAME); NAME-wt:
+	# the same chain written on the writer thread.
+	for f in lz4 lzo none lz4-wt none-wt; do
+		c=${f%-wt} extra=
+		[ "$c" = none ] && c=
+		[ "$f" != "${f%-wt}" ] && extra="write_thread = yes"
+		write_conf "$guest/perf-$f.conf" "$c" "$extra"
 		files+=(-f "$guest/perf-$f.conf=/etc/torpor/perf-$f.conf")
 	done
 fi
