@@ -7,6 +7,7 @@
 #include "crc32c.h"
 #include "log.h"
 #include "plugin-call.h"
+#include "session.h"
 #include "stream.h"
 
 _Static_assert(STREAM_IO_SIZE % TORPOR_WRITE_ALIGN == 0,
@@ -74,6 +75,7 @@ writer_main(void *arg)
 	for (;;) {
 		const uint8_t *p;
 		size_t len;
+		double t0;
 		int r;
 
 		while (!o->stop && !o->pending)
@@ -84,9 +86,13 @@ writer_main(void *arg)
 		len = o->pending_len;
 		r = o->write_err;
 		pthread_mutex_unlock(&o->lock);
+		t0 = session_now();
 		if (r == 0)
 			r = plugin_write(o->writer, p, len);
+		t0 = session_now() - t0;
 		pthread_mutex_lock(&o->lock);
+		o->writing += t0;
+		o->writes++;
 		if (r < 0)
 			o->write_err = r;
 		o->pending = NULL;
@@ -140,6 +146,7 @@ stream_out_stop(struct stream_out *o)
 static int
 stream_out_drain(struct stream_out *o)
 {
+	double t0 = session_now();
 	int r;
 
 	pthread_mutex_lock(&o->lock);
@@ -147,6 +154,7 @@ stream_out_drain(struct stream_out *o)
 		pthread_cond_wait(&o->cond, &o->lock);
 	r = o->write_err;
 	pthread_mutex_unlock(&o->lock);
+	o->blocked += session_now() - t0;
 	return r;
 }
 
@@ -161,7 +169,13 @@ stream_out_write(struct stream_out *o)
 	if (o->used == 0)
 		return 0;
 	if (!o->running) {
+		double t0 = session_now();
+
 		r = plugin_write(o->writer, o->buf, o->used);
+		t0 = session_now() - t0;
+		o->writing += t0;
+		o->blocked += t0;
+		o->writes++;
 		if (r < 0)
 			return r;
 	} else {
@@ -340,8 +354,13 @@ stream_encode_all(const struct chain *c, struct pool *pool,
 
 	if (r < 0)
 		return r;
+	out->writing = out->blocked = 0;
+	out->writes = 0;
 	r = encode_chunks(c, pool, out, h, source, ctx);
 	stream_out_stop(out);
+	log_info("%u writes: %.3f s in the writer's write(), %.3f s of them waited for%s",
+		 out->writes, out->writing, out->blocked,
+		 out->stack ? " (writer thread)" : "");
 	return r;
 }
 

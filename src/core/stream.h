@@ -59,6 +59,11 @@ struct stream_out {
 	uint64_t total;		/* bytes handed to the writer so far */
 	uint32_t crc_seed;	/* chunk_crc_seed() of the image */
 	struct stream_report report;
+	/* Seconds spent in the writer's write() (on whichever thread), and
+	 * seconds the filling thread waited for writes: what overlapping
+	 * could save, and what it did not. */
+	double writing, blocked;
+	unsigned writes;
 	/* The writer thread of stream_encode_all() (stream_out_init()'s
 	 * thread): it writes one buffer while the other is filled, so that
 	 * the filling goes on during the I/O.  Shared with it, under lock: */
