@@ -793,10 +793,18 @@ static const char *const power_off_names[] = {
 	NULL,
 };
 
+static const char *const write_thread_names[] = {
+	[CONFIG_WRITE_THREAD_AUTO] = "auto",
+	[CONFIG_WRITE_THREAD_NO] = "no",
+	[CONFIG_WRITE_THREAD_YES] = "yes",
+	NULL,
+};
+
 /* An ENUM key stored as an int (an enum of the config) at its offset: the
  * index of the value in the key's choices. */
 _Static_assert(sizeof(enum config_after) == sizeof(int) &&
-	       sizeof(enum config_power_off) == sizeof(int),
+	       sizeof(enum config_power_off) == sizeof(int) &&
+	       sizeof(enum config_write_thread) == sizeof(int),
 	       "enum keys are stored as int");
 static int
 set_choice(struct torpor_config *c, const struct core_key *k,
@@ -891,6 +899,14 @@ static const struct core_key core_keys[] = {
 			    "state (ACPI S4), else a plain power-off; or "
 			    "shutdown: always the plain one" },
 	  .offset = FIELD(power_off),
+	  .set = set_choice, .show = show_choice },
+	{ .decl = { .name = "write_thread", .type = TORPOR_CONFIG_ENUM,
+		    .choices = write_thread_names, .default_value = "auto",
+		    .help = "hibernation writes the image on a thread of its "
+			    "own while the next buffer is filled (yes), "
+			    "in turn with the filling (no), or yes when more "
+			    "than one CPU is online (auto)" },
+	  .offset = FIELD(write_thread),
 	  .set = set_choice, .show = show_choice },
 	{ .decl = { .name = "snapshot", .type = TORPOR_CONFIG_STRING,
 		    .default_value = SNAPSHOT_DEFAULT_SPEC,

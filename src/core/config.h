@@ -50,6 +50,13 @@ enum config_power_off {
 	CONFIG_POWER_OFF_SHUTDOWN,	/* reboot(RB_POWER_OFF) */
 };
 
+/* [torpor] write_thread: where hibernation's writes run. */
+enum config_write_thread {
+	CONFIG_WRITE_THREAD_AUTO = 0,	/* YES with more than one CPU online */
+	CONFIG_WRITE_THREAD_NO,		/* on the streaming thread, in turn */
+	CONFIG_WRITE_THREAD_YES,	/* on a thread of their own */
+};
+
 /* The enum config_after of "poweroff", "reboot" or "suspend"; -EINVAL. */
 int config_after_from_name(const char *name);
 
@@ -77,6 +84,7 @@ struct torpor_config {
 	unsigned threads;		/* 0: one per online CPU */
 	enum config_after after;
 	enum config_power_off power_off;
+	enum config_write_thread write_thread;
 	char *snapshot;			/* "/dev/snapshot" or "sim:SIZE[:SEED]" */
 	char *plugin_dir;		/* NULL: built-in default */
 	char *state_dir;		/* NULL: built-in (TORPOR_STATEDIR) */

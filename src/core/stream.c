@@ -31,30 +31,164 @@ report(const struct stream_report *rep, uint64_t done, uint64_t total,
 		rep->fn(rep->ctx, &p);
 }
 
+size_t
+stream_out_memory(bool thread)
+{
+	return thread ? 2 * (size_t)STREAM_IO_SIZE + STREAM_WRITER_STACK :
+			STREAM_IO_SIZE;
+}
+
 int
-stream_out_init(struct stream_out *o, const struct plugin_entry *writer)
+stream_out_init(struct stream_out *o, const struct plugin_entry *writer,
+		bool thread)
 {
 	memset(o, 0, sizeof(*o));
 	o->writer = writer;
-	o->buf = chain_alloc_buffer(STREAM_IO_SIZE);
-	return o->buf ? 0 : -ENOMEM;
+	o->bufs[0] = chain_alloc_buffer(STREAM_IO_SIZE);
+	o->buf = o->bufs[0];
+	if (!o->bufs[0])
+		return -ENOMEM;
+	if (!thread)
+		return 0;
+	o->bufs[1] = chain_alloc_buffer(STREAM_IO_SIZE);
+	o->stack = chain_alloc_buffer(STREAM_WRITER_STACK);
+	if (!o->bufs[1] || !o->stack)
+		return -ENOMEM;
+	if (pthread_mutex_init(&o->lock, NULL) != 0)
+		return -ENOMEM;
+	if (pthread_cond_init(&o->cond, NULL) != 0) {
+		pthread_mutex_destroy(&o->lock);
+		return -ENOMEM;
+	}
+	o->locks = true;
+	return 0;
 }
 
-/* Hand the buffer to the writer: whole, or at the end what is left. */
+/* The writer thread: each buffer handed over, in order, until stop.
+ * After a failed write it writes nothing more. */
+static void *
+writer_main(void *arg)
+{
+	struct stream_out *o = arg;
+
+	pthread_mutex_lock(&o->lock);
+	for (;;) {
+		const uint8_t *p;
+		size_t len;
+		double t0;
+		int r;
+
+		while (!o->stop && !o->pending)
+			pthread_cond_wait(&o->cond, &o->lock);
+		if (o->stop)
+			break;
+		p = o->pending;
+		len = o->pending_len;
+		r = o->write_err;
+		pthread_mutex_unlock(&o->lock);
+		t0 = session_now();
+		if (r == 0)
+			r = plugin_write(o->writer, p, len);
+		t0 = session_now() - t0;
+		pthread_mutex_lock(&o->lock);
+		o->writing += t0;
+		o->writes++;
+		if (r < 0)
+			o->write_err = r;
+		o->pending = NULL;
+		pthread_cond_broadcast(&o->cond);
+	}
+	pthread_mutex_unlock(&o->lock);
+	return NULL;
+}
+
+/* The thread runs on the stack allocated before the freeze: made now, it
+ * takes no memory of its own. */
+static int
+stream_out_start(struct stream_out *o)
+{
+	pthread_attr_t attr;
+	int r;
+
+	if (!o->stack)
+		return 0;
+	o->stop = false;
+	o->pending = NULL;
+	o->write_err = 0;
+	r = pthread_attr_init(&attr);
+	if (r == 0)
+		r = pthread_attr_setstack(&attr, o->stack, STREAM_WRITER_STACK);
+	if (r == 0)
+		r = pthread_create(&o->thread, &attr, writer_main, o);
+	pthread_attr_destroy(&attr);
+	if (r != 0)
+		return log_error_errno(-r, "cannot start the stream's writer thread: %m");
+	o->running = true;
+	return 0;
+}
+
+/* Stop the writer thread (a write under way ends first; one handed over
+ * and not begun is dropped: the stream failed). */
+static void
+stream_out_stop(struct stream_out *o)
+{
+	if (!o->running)
+		return;
+	pthread_mutex_lock(&o->lock);
+	o->stop = true;
+	pthread_cond_broadcast(&o->cond);
+	pthread_mutex_unlock(&o->lock);
+	pthread_join(o->thread, NULL);
+	o->running = false;
+}
+
+/* Wait until nothing is handed over: 0, or the error of a write. */
+static int
+stream_out_drain(struct stream_out *o)
+{
+	double t0 = session_now();
+	int r;
+
+	pthread_mutex_lock(&o->lock);
+	while (o->pending && !o->write_err)
+		pthread_cond_wait(&o->cond, &o->lock);
+	r = o->write_err;
+	pthread_mutex_unlock(&o->lock);
+	o->blocked += session_now() - t0;
+	return r;
+}
+
+/* Hand the buffer to the writer: whole, or at the end what is left.  With
+ * the writer thread: once the previous write is done, and go on filling
+ * the other buffer. */
 static int
 stream_out_write(struct stream_out *o)
 {
-	double t0;
 	int r;
 
 	if (o->used == 0)
 		return 0;
-	t0 = session_now();
-	r = plugin_write(o->writer, o->buf, o->used);
-	o->writing += session_now() - t0;
-	o->writes++;
-	if (r < 0)
-		return r;
+	if (!o->running) {
+		double t0 = session_now();
+
+		r = plugin_write(o->writer, o->buf, o->used);
+		t0 = session_now() - t0;
+		o->writing += t0;
+		o->blocked += t0;
+		o->writes++;
+		if (r < 0)
+			return r;
+	} else {
+		r = stream_out_drain(o);
+		if (r < 0)
+			return r;
+		pthread_mutex_lock(&o->lock);
+		o->pending = o->buf;
+		o->pending_len = o->used;
+		pthread_cond_broadcast(&o->cond);
+		pthread_mutex_unlock(&o->lock);
+		o->buf = o->buf == o->bufs[0] ? o->bufs[1] : o->bufs[0];
+	}
 	o->total += o->used;
 	o->used = 0;
 	return 0;
@@ -109,14 +243,25 @@ stream_out_chunk(struct stream_out *o, uint64_t sequence, uint32_t flags,
 int
 stream_out_finish(struct stream_out *o)
 {
-	return stream_out_write(o);
+	int r = stream_out_write(o);
+
+	return r < 0 || !o->running ? r : stream_out_drain(o);
 }
 
 void
 stream_out_free(struct stream_out *o)
 {
-	free(o->buf);
-	o->buf = NULL;
+	stream_out_stop(o);
+	if (o->locks) {
+		pthread_cond_destroy(&o->cond);
+		pthread_mutex_destroy(&o->lock);
+		o->locks = false;
+	}
+	free(o->bufs[0]);
+	free(o->bufs[1]);
+	free(o->stack);
+	o->bufs[0] = o->bufs[1] = o->buf = NULL;
+	o->stack = NULL;
 }
 
 /* Frame and queue the oldest encoded chunk. */
@@ -157,17 +302,15 @@ check_source_ended(struct pool *pool, stream_page_source source, void *ctx,
 	return 0;
 }
 
-int
-stream_encode_all(const struct chain *c, struct pool *pool,
-		  struct stream_out *out, const struct image_header *h,
-		  stream_page_source source, void *ctx)
+static int
+encode_chunks(const struct chain *c, struct pool *pool,
+	      struct stream_out *out, const struct image_header *h,
+	      stream_page_source source, void *ctx)
 {
 	uint64_t seq, pages_left = h->page_count, raw = 0;
 	int r;
 
 	out->crc_seed = chunk_crc_seed(h->uuid);
-	out->writes = 0;
-	out->writing = 0;
 	for (seq = 0; seq < h->chunk_count; seq++) {
 		uint32_t want = pages_left < h->chunk_pages ?
 			(uint32_t)pages_left : h->chunk_pages, n = 0;
@@ -199,10 +342,25 @@ stream_encode_all(const struct chain *c, struct pool *pool,
 			return r;
 	}
 	r = check_source_ended(pool, source, ctx, h);
-	if (r >= 0)
-		r = stream_out_finish(out);
-	log_info("%u writes: %.3f s in the writer's write()", out->writes,
-		 out->writing);
+	return r < 0 ? r : stream_out_finish(out);
+}
+
+int
+stream_encode_all(const struct chain *c, struct pool *pool,
+		  struct stream_out *out, const struct image_header *h,
+		  stream_page_source source, void *ctx)
+{
+	int r = stream_out_start(out);
+
+	if (r < 0)
+		return r;
+	out->writing = out->blocked = 0;
+	out->writes = 0;
+	r = encode_chunks(c, pool, out, h, source, ctx);
+	stream_out_stop(out);
+	log_info("%u writes: %.3f s in the writer's write(), %.3f s of them waited for%s",
+		 out->writes, out->writing, out->blocked,
+		 out->stack ? " (writer thread)" : "");
 	return r;
 }
 

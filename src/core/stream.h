@@ -45,32 +45,58 @@ struct stream_report {
 	const volatile sig_atomic_t *cancel;
 };
 
+/* The writer thread's stack, allocated and touched with the buffers
+ * (before the freeze): the thread starts after it. */
+#define STREAM_WRITER_STACK (256u << 10)
+
 struct stream_out {
 	const struct plugin_entry *writer;
-	uint8_t *buf;		/* STREAM_IO_SIZE, aligned to TORPOR_WRITE_ALIGN */
+	uint8_t *buf;		/* the one being filled: one of bufs[] */
+	/* STREAM_IO_SIZE each, aligned to TORPOR_WRITE_ALIGN; the second
+	 * only with the writer thread. */
+	uint8_t *bufs[2];
 	size_t used;
 	uint64_t total;		/* bytes handed to the writer so far */
 	uint32_t crc_seed;	/* chunk_crc_seed() of the image */
 	struct stream_report report;
-	/* The writer's write() calls and the seconds the streaming thread
-	 * spent in them: with one CPU, the most that overlapping the writes
-	 * with the encoding could save. */
+	/* Seconds spent in the writer's write() (on whichever thread), and
+	 * seconds the filling thread waited for writes: what overlapping
+	 * could save, and what it did not. */
+	double writing, blocked;
 	unsigned writes;
-	double writing;
+	/* The writer thread of stream_encode_all() (stream_out_init()'s
+	 * thread): it writes one buffer while the other is filled, so that
+	 * the filling goes on during the I/O.  Shared with it, under lock: */
+	void *stack;		/* STREAM_WRITER_STACK, or NULL: no thread */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;	/* a write was handed over, or finished */
+	const uint8_t *pending;	/* handed over, not yet written */
+	size_t pending_len;
+	int write_err;		/* the writer's write() failed */
+	bool stop, running, locks;
+	pthread_t thread;
 };
+
+/* What stream_out_init() takes, with or without the writer thread. */
+size_t stream_out_memory(bool thread);
 
 /*
  * The writer's side of the ABI contract holds here: every write() gets
- * this buffer (aligned to TORPOR_WRITE_ALIGN) and a length that is a
- * multiple of TORPOR_WRITE_ALIGN, except the one stream_out_finish()
- * makes, the last before commit().
+ * one of the buffers (aligned to TORPOR_WRITE_ALIGN) and a length that is
+ * a multiple of TORPOR_WRITE_ALIGN, except the one stream_out_finish()
+ * makes, the last before commit().  Writes come in order, one at a time:
+ * with thread, from the writer thread while stream_encode_all() runs
+ * (and from the caller's thread otherwise).  Every buffer (and the
+ * thread's stack) is allocated and touched here, before the freeze.
  */
-int stream_out_init(struct stream_out *o, const struct plugin_entry *writer);
+int stream_out_init(struct stream_out *o, const struct plugin_entry *writer,
+		    bool thread);
 /* Frame and queue one encoded chunk. */
 int stream_out_chunk(struct stream_out *o, uint64_t sequence, uint32_t flags,
 		     uint32_t raw_len, const uint8_t *stored,
 		     size_t stored_len);
-/* Hand the rest to the writer; nothing may be queued after it. */
+/* Hand the rest to the writer and wait until all is written; nothing may
+ * be queued after it. */
 int stream_out_finish(struct stream_out *o);
 void stream_out_free(struct stream_out *o);
 
@@ -82,9 +108,11 @@ typedef int (*stream_page_source)(void *ctx, uint8_t *buf, uint32_t max_pages,
 /*
  * Read the h->page_count pages of the image from source, in chunks of
  * h->chunk_pages, run them through the chain on the pool (an encoding one,
- * started), frame them and hand them to the writer through out, in order;
- * then check that the source has no page more and finish out.  Errors are
- * logged once, where they happen.
+ * started), frame them and hand them to the writer through out, in order
+ * (on out's writer thread when it has one: started here after the freeze,
+ * gone before this returns); then check that the source has no page more
+ * and finish out.  Errors are logged once, where they happen; after a
+ * failed write nothing more is written.
  */
 int stream_encode_all(const struct chain *c, struct pool *pool,
 		      struct stream_out *out, const struct image_header *h,

@@ -16,7 +16,7 @@ expect_err "^hibernate: phases \(s\): program-start $num, start-up $num, freeze 
 	"hibernate -v: the phases up to the commit, before the power-off"
 expect_err "^hibernate: this process before the freeze: .*RssAnon [0-9]+ KiB" \
 	"hibernate -v: the process's memory before the freeze"
-expect_err "^torpor: [1-9][0-9]* writes: $num s in the writer's write\(\)\$" \
+expect_err "^torpor: [1-9][0-9]* writes: $num s in the writer's write\(\), $num s of them waited for( \(writer thread\))?\$" \
 	"hibernate -v: the time spent in the writer's write() calls"
 expect_err "^hibernate \(this process\): phases \(s\): program-start $num, start-up $num, .*power-off $num, resumed $num\$" \
 	"hibernate -v: its own phases once back"

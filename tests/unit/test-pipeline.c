@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,7 +173,15 @@ static struct {
 	/* The ABI's write() contract, as seen: */
 	int writes, misaligned, after_short;
 	bool short_seen;	/* a length that is no multiple came */
+	/* Which threads wrote: the test's own, or another; and the
+	 * largest stack size a writing thread had. */
+	int own_thread, other_thread;
+	size_t stack_size;
 } mw;
+
+static pthread_t main_thread;
+/* open_session() sets [torpor] write_thread = yes. */
+static bool write_thread;
 
 static int
 mw_reserve(uint64_t expected)
@@ -185,10 +194,32 @@ mw_reserve(uint64_t expected)
 	return 0;
 }
 
+/* Who calls write(), on what stack. */
+static void
+note_writing_thread(void)
+{
+	pthread_attr_t attr;
+	size_t size = 0;
+	void *at;
+
+	if (pthread_equal(pthread_self(), main_thread)) {
+		mw.own_thread++;
+		return;
+	}
+	mw.other_thread++;
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		if (pthread_attr_getstack(&attr, &at, &size) == 0 &&
+		    size > mw.stack_size)
+			mw.stack_size = size;
+		pthread_attr_destroy(&attr);
+	}
+}
+
 static int
 mw_write(const void *buf, size_t len)
 {
 	mw.writes++;
+	note_writing_thread();
 	if (mw.fail_write_at && mw.writes >= mw.fail_write_at)
 		return -EIO;
 	if ((uintptr_t)buf % TORPOR_WRITE_ALIGN != 0)
@@ -324,6 +355,8 @@ reset(void)
 	free(mw.stream);
 	free(mw.header);
 	memset(&mw, 0, sizeof(mw));
+	main_thread = pthread_self();
+	write_thread = false;
 	tx_live = tx_inits = tx_fail_at = 0;
 	tx_cleanups = tx_binding_ok_at_cleanup = 0;
 	tx_info = NULL;
@@ -371,8 +404,9 @@ open_session(struct torpor_session *s, uint64_t pages, unsigned threads)
 	int r;
 
 	fprintf(f, "[torpor]\nsnapshot = sim:%llu:3\nfilters = tx\n"
-		   "writer = memw\nthreads = %u\n",
-		(unsigned long long)(pages * 4096), threads);
+		   "writer = memw\nthreads = %u\nwrite_thread = %s\n",
+		(unsigned long long)(pages * 4096), threads,
+		write_thread ? "yes" : "no");
 	fclose(f);
 	r = session_open_config(s, path);
 	unlink(path);
@@ -705,10 +739,13 @@ START_TEST(corrupt_chunk_refused_with_work_in_flight)
 END_TEST
 
 /* One pass: a clean image resumes with every page handed once, verified
- * by the sim, and invalidated only then. */
+ * by the sim, and invalidated only then.  _i: worker threads (_i % 3),
+ * the image written on the writer thread (_i >= 3) or not. */
 START_TEST(one_pass_restores_every_page_once)
 {
-	unsigned threads = (unsigned)_i;
+	unsigned threads = (unsigned)_i % 3;
+
+	write_thread = _i >= 3;
 
 	ck_assert_int_eq(hibernate(2000, threads, false), 0);
 	ck_assert_int_eq(resume(2000, threads, RESUME_RESTORE, NULL), 0);
@@ -849,25 +886,39 @@ END_TEST
 
 /* ---- what the stream promises ---- */
 
+/* _i: worker threads (_i % 3); with the writer thread (_i >= 3), every
+ * write() comes from it, on the stack allocated before the freeze, and
+ * without it from the cycle's own thread. */
 START_TEST(writer_gets_aligned_whole_units)
 {
+	write_thread = _i >= 3;
 	/* 600 pages: the stream is over 2 MiB, several full buffers and a
 	 * short tail. */
-	ck_assert_int_eq(hibernate(600, (unsigned)_i, false), 0);
+	ck_assert_int_eq(hibernate(600, (unsigned)_i % 3, false), 0);
 	ck_assert_int_ge(mw.writes, 3);
 	ck_assert_int_eq(mw.misaligned, 0);
 	ck_assert_int_eq(mw.after_short, 0);
 	ck_assert_uint_ne(mw.len % TORPOR_WRITE_ALIGN, 0);
+	if (write_thread) {
+		ck_assert_int_eq(mw.own_thread, 0);
+		ck_assert_int_eq(mw.other_thread, mw.writes);
+		ck_assert_uint_eq(mw.stack_size, STREAM_WRITER_STACK);
+	} else {
+		ck_assert_int_eq(mw.own_thread, mw.writes);
+		ck_assert_int_eq(mw.other_thread, 0);
+	}
 }
 END_TEST
 
 START_TEST(write_error_half_way_aborts)
 {
-	/* The second write fails on the writer thread while the chain goes
-	 * on filling the other buffer: the cycle aborts, nothing more is
-	 * written, the image never becomes valid. */
+	/* The second write fails (with the writer thread, _i >= 3, on it
+	 * while the chain goes on filling the other buffer): the cycle
+	 * aborts, nothing more is written, the image never becomes
+	 * valid. */
+	write_thread = _i >= 3;
 	mw.fail_write_at = 2;
-	ck_assert_int_lt(hibernate(600, (unsigned)_i, false), 0);
+	ck_assert_int_lt(hibernate(600, (unsigned)_i % 3, false), 0);
 	ck_assert_int_eq(mw.writes, 2);
 	ck_assert(!mw.signed_);
 	ck_assert_int_ge(mw.aborts, 1);
@@ -1027,11 +1078,11 @@ pipeline_suite(void)
 	tcase_add_test(tc, test_image_is_never_restored);
 	tcase_add_test(tc, corrupt_chunk_refused_with_work_in_flight);
 	tcase_add_test(tc, error_before_invalidation_leaves_image_resumable);
-	tcase_add_loop_test(tc, one_pass_restores_every_page_once, 0, 3);
+	tcase_add_loop_test(tc, one_pass_restores_every_page_once, 0, 6);
 	tcase_add_loop_test(tc, one_pass_refuses_a_corrupt_chunk_half_way, 0, 4);
 	tcase_add_test(tc, sim_drops_pages_closed_without_restore);
-	tcase_add_loop_test(tc, writer_gets_aligned_whole_units, 0, 3);
-	tcase_add_loop_test(tc, write_error_half_way_aborts, 0, 3);
+	tcase_add_loop_test(tc, writer_gets_aligned_whole_units, 0, 6);
+	tcase_add_loop_test(tc, write_error_half_way_aborts, 0, 6);
 	tcase_add_test(tc, progress_reaches_every_chunk);
 	tcase_add_test(tc, expected_stream_multiplies_ratios);
 	tcase_add_test(tc, reserve_asks_for_the_estimate);

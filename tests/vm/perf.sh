@@ -11,6 +11,8 @@
 #   kernel-nocomp  the same with hibernate=nocompress
 #   lz4 lzo none   torpor hibernate --direct with that chain (none: no
 #                  filter) and the swap writer
+#   lz4-wt none-wt the same with [torpor] write_thread = yes (not among
+#                  the default modes: ask for them in TORPOR_VM_PERF_MODES)
 # Each cycle is two boots: boot 1 starts the marker and hibernates, boot 2
 # resumes it; the marker must come back with its token and checksum.  The
 # case fails only when a cycle does not work, never on a timing.
@@ -180,10 +182,10 @@ perf_table() {
 	done
 	echo
 	echo "torpor phases (medians, seconds)"
-	printf '%-5s %7s %7s %7s %7s %7s %8s %7s %7s | %7s %7s %7s %7s\n' chain prog \
+	printf '%-7s %7s %7s %7s %7s %7s %8s %7s %7s | %7s %7s %7s %7s\n' chain prog \
 		start-up freeze snapshot write write-io sync power-off r.prog r.header r.read r.restore
 	for m in $perf_torpor; do
-		printf '%-5s' "$m"
+		printf '%-7s' "$m"
 		for k in h.program-start h.start-up h.freeze h.snapshot h.write; do
 			printf ' %7s' "$(perf_median "$m" "$k")"
 		done

@@ -46,11 +46,13 @@ qemu-system-x86_64 -version >/dev/null 2>&1 ||
 
 # --- The case -------------------------------------------------------------
 # writer: raw | swap | kernel; part: "" (whole disk) or 1 (one partition)
-writer=raw filters="lzo checksum" test_mode=0 boots=3 mem2=$MEM append2=
-flip=0 expect=resume after=poweroff daemon=0 s2h=
+writer=raw filters="lzo checksum" test_mode=0 boots=3 mem2=$MEM append1= append2=
+flip=0 expect=resume after=poweroff daemon=0 s2h= conf_extra=
 case "$case_name" in
 kernel-baseline) writer=kernel ;;
-raw-lzo) ;;
+# The writes on the writer thread, which `auto` leaves off on the guest's
+# one vCPU: the real kernel's snapshot through it in every run.
+raw-lzo) conf_extra="write_thread = yes" append1=torpor.verbose=1 ;;
 reboot-lzo) after=reboot ;;
 daemon-lzo) daemon=1 ;;
 # Suspend to RAM (S3), woken by the RTC after 3 s, then hibernate.
@@ -114,7 +116,8 @@ if [ "$writer" != kernel ]; then
 	done
 fi
 
-# write_conf FILE FILTERS: the case's torpor.conf with that chain.
+# write_conf FILE FILTERS [LINE]: the case's torpor.conf with that chain
+# (and LINE in [torpor]).
 write_conf() {
 	{
 		echo "# VM suite case $case_name"
@@ -123,6 +126,7 @@ write_conf() {
 		echo "filters = $2"
 		echo "plugin_dir = /usr/lib/torpor/plugins"
 		echo "after = $after"
+		[ -z "${3:-}" ] || echo "$3"
 		# The guest runs from the initramfs the host built (QEMU
 		# -initrd), which holds torpor-resume and this file: no /boot
 		# to check.
@@ -145,15 +149,17 @@ write_conf() {
 }
 conf=$guest/torpor.conf
 files=()
-write_conf "$conf" "$filters"
+write_conf "$conf" "$filters" "$conf_extra"
 files+=(-f "$conf=/etc/torpor/torpor.conf")
 if [ "$case_name" = perf ]; then
 	# One guest for every mode: each chain's configuration is in it,
-	# picked on the kernel command line (torpor.conf=NAME).
-	for f in lz4 lzo none; do
-		c=$f
-		[ "$f" = none ] && c=
-		write_conf "$guest/perf-$f.conf" "$c"
+	# picked on the kernel command line (torpor.conf=NAME); NAME-wt:
+	# the same chain written on the writer thread.
+	for f in lz4 lzo none lz4-wt none-wt; do
+		c=${f%-wt} extra=
+		[ "$c" = none ] && c=
+		[ "$f" != "${f%-wt}" ] && extra="write_thread = yes"
+		write_conf "$guest/perf-$f.conf" "$c" "$extra"
 		files+=(-f "$guest/perf-$f.conf=/etc/torpor/perf-$f.conf")
 	done
 fi
@@ -328,7 +334,7 @@ if [ "$expect" = cuts ] || [ "$expect" = kills ] || [ "$expect" = lockdown ]; th
 fi
 
 # --- Boot 1: the marker, then hibernation ---------------------------------
-boot 1 "$MEM" 50 ""
+boot 1 "$MEM" 50 "$append1"
 boot1_secs=$boot_secs
 # Allocated blocks of the sparse disk: what the hibernation wrote.
 disk_mib=$(du -k "$disk" | awk '{ printf "%.1f", $1 / 1024 }')
@@ -336,6 +342,10 @@ has 1 '^[0-9.]+ MARKER pid=' || fail "boot 1: the marker did not start"
 token=$(field 1 '^[0-9.]+ MARKER pid=' token)
 sum=$(field 1 '^[0-9.]+ MARKER pid=' sum)
 has 1 'VM: hibernate start' || fail "boot 1 did not reach the hibernation"
+if [ -n "$conf_extra" ]; then
+	has 1 'writes: .* \(writer thread\)' ||
+		fail "boot 1: the image was not written on the writer thread"
+fi
 if [ "$writer" != kernel ]; then
 	has 1 'VM: torpor-resume exit 0' ||
 		fail "boot 1: torpor-resume did not exit 0 on an empty disk"

@@ -8,7 +8,8 @@
 # torpor-resume find no image (or, after a kill that came after the
 # commit, a complete image that resumes with every page verified), the
 # swap area still carries its signature and swapon works, and the next
-# `torpor hibernate --test` works.
+# `torpor hibernate --test` works.  The write errors come twice: with the
+# writes on the cycle's thread and on the writer thread (write_thread).
 #
 # Usage: faults.sh BUILD_DIR CASE
 #   io-start io-middle io-commit io-sync enospc full init-fails kill dm
@@ -95,14 +96,22 @@ raw_dev() {
 }
 
 io_error='could not (write|commit).*Input/output error'
+# The write errors again with the writes on the writer thread.
+wt="write_thread = yes"
 case $CASE in
 io-start)
 	# Every write fails: the first data write is refused.
 	swap_dev
 	fault_cycle swap "$LOOP" "swap, error from the start" "writer 'swap' $io_error" \
 		TORPOR_FAULT_FROM=0
+	TORPOR_EXTRA=$wt write_config swap "device = $LOOP"
+	fault_cycle swap "$LOOP" "swap, error from the start, writer thread" \
+		"writer 'swap' $io_error" TORPOR_FAULT_FROM=0
 	raw_dev
 	fault_cycle raw "$LOOP" "raw, error from the start" \
+		"raw.*Input/output error" TORPOR_FAULT_FROM=0
+	TORPOR_EXTRA=$wt write_config raw "device = $LOOP"
+	fault_cycle raw "$LOOP" "raw, error from the start, writer thread" \
 		"raw.*Input/output error" TORPOR_FAULT_FROM=0
 	;;
 io-middle)
@@ -111,9 +120,15 @@ io-middle)
 	swap_dev
 	fault_cycle swap "$LOOP" "swap, error in the middle" "writer 'swap' $io_error" \
 		TORPOR_FAULT_FROM=$((8 << 20))
+	TORPOR_EXTRA=$wt write_config swap "device = $LOOP"
+	fault_cycle swap "$LOOP" "swap, error in the middle, writer thread" \
+		"writer 'swap' $io_error" TORPOR_FAULT_FROM=$((8 << 20))
 	raw_dev
 	fault_cycle raw "$LOOP" "raw, error in the middle" "writer 'raw' $io_error" \
 		TORPOR_FAULT_FROM=$((8 << 20))
+	TORPOR_EXTRA=$wt write_config raw "device = $LOOP"
+	fault_cycle raw "$LOOP" "raw, error in the middle, writer thread" \
+		"writer 'raw' $io_error" TORPOR_FAULT_FROM=$((8 << 20))
 	;;
 io-commit)
 	# The swap header page (written last, at the commit) cannot be
@@ -140,6 +155,10 @@ enospc)
 	(umask 077 && : >"$WORK/mnt/image")
 	write_config raw "device = $WORK/mnt/image"
 	fault_cycle raw "$WORK/mnt/image" "raw file, filesystem full halfway" \
+		"writer 'raw' could not write.*No space left on device" \
+		TORPOR_FAULT_FROM=$((8 << 20)) TORPOR_FAULT_ENOSPC=1
+	TORPOR_EXTRA=$wt write_config raw "device = $WORK/mnt/image"
+	fault_cycle raw "$WORK/mnt/image" "raw file, filesystem full halfway, writer thread" \
 		"writer 'raw' could not write.*No space left on device" \
 		TORPOR_FAULT_FROM=$((8 << 20)) TORPOR_FAULT_ENOSPC=1
 	;;
