@@ -479,6 +479,14 @@ else
 
 fi
 
+# No boot waits for the kernel's resume= device: initramfs-tools' own
+# resume script would say this after 30 s (issue 12's boot delay).
+for b in 1 2 3 4; do
+	[ -e "$logdir/boot$b.log" ] || continue
+	has "$b" 'Gave up waiting for suspend/resume device' &&
+		fail "boot $b waited for the kernel's resume device"
+done
+
 # The root filesystem, checked from the host after the last power-off.
 dd if="$disk" of="$logdir/rootfs.img" bs=1M skip=$((root_start / 2048)) \
 	count=$((root_sectors / 2048)) conv=sparse 2>/dev/null
