@@ -146,15 +146,11 @@ cycle_expected_image_bytes(enum torpor_snapshot_kind kind, const char *spec)
 	return size;
 }
 
-/* What the cycle will hold during the stream: the plugins' own needs
- * (registry_memory_needed(), every plugin once), the pool (buffers, and a
- * filter state per thread: one filter state more than runs is the margin),
- * the write buffers (and the writer thread's stack) and the page read
- * ahead.  Refused here, before anything is allocated. */
+/* Whether the stream writes on a thread of its own ([torpor] write_thread). */
 static bool
-write_thread(const struct cycle_prepared *p)
+wants_write_thread(const struct torpor_config *c)
 {
-	enum config_write_thread w = p->s->config->write_thread;
+	enum config_write_thread w = c->write_thread;
 
 	/* With one CPU online the VM's perf case measured no gain from it;
 	 * with two, torpor bench measured 10-19% on the hibernate side. */
@@ -162,12 +158,17 @@ write_thread(const struct cycle_prepared *p)
 	       (w == CONFIG_WRITE_THREAD_AUTO && pool_default_threads() > 1);
 }
 
+/* What the cycle will hold during the stream: the plugins' own needs
+ * (registry_memory_needed(), every plugin once), the pool (buffers, and a
+ * filter state per thread: one filter state more than runs is the margin),
+ * the write buffers (and the writer thread's stack) and the page read
+ * ahead.  Refused here, before anything is allocated. */
 static int
 check_memory(struct cycle_prepared *p)
 {
 	size_t page = p->chain.page_size;
 	uint64_t plugins = registry_memory_needed(&p->s->reg, page);
-	uint64_t need = stream_out_memory(write_thread(p)) + page, pool, avail;
+	uint64_t need = stream_out_memory(p->write_thread) + page, pool, avail;
 	char limit[PATH_MAX];
 
 	/* Under a cgroup's limit (or little free memory) fewer threads. */
@@ -235,6 +236,7 @@ prepare_steps(struct cycle_prepared *p, size_t page_size)
 		return log_error_errno(r, "a plugin could not be initialised: %m");
 	p->initialised = true;
 	memset(&h, 0, sizeof(h));
+	p->write_thread = wants_write_thread(s->config);
 	r = check_memory(p);
 	if (r >= 0)
 		r = check_header_room(&p->chain, &s->reg, &h);
@@ -243,7 +245,7 @@ prepare_steps(struct cycle_prepared *p, size_t page_size)
 		return r;
 	p->first_page = chain_alloc_buffer(page_size);
 	r = p->first_page ? stream_out_init(&p->out, p->chain.writer,
-						     write_thread(p)) : -ENOMEM;
+						     p->write_thread) : -ENOMEM;
 	if (r >= 0)
 		r = pool_init(&p->pool, &p->chain, POOL_ENCODE, p->threads);
 	if (r < 0)
@@ -266,9 +268,9 @@ cycle_prepare(struct torpor_session *s, size_t page_size,
 	}
 	p->ready = true;
 	log_debug("cycle prepared: %u worker thread(s)%s, %zu KiB of buffers",
-		  p->threads, write_thread(p) ? " and a writer thread" : "",
+		  p->threads, p->write_thread ? " and a writer thread" : "",
 		  (pool_memory(&p->chain, p->threads) +
-		   stream_out_memory(write_thread(p)) + page_size) >> 10);
+		   stream_out_memory(p->write_thread) + page_size) >> 10);
 	return 0;
 }
 

@@ -124,6 +124,9 @@ struct cycle_prepared {
 	struct stream_out out;
 	uint8_t *first_page;
 	unsigned threads;		/* the pool's, within the memory room */
+	bool write_thread;		/* the stream's writer thread: decided
+					 * once, for the memory check and the
+					 * buffers alike */
 	bool got;			/* registry_get() taken */
 	bool initialised;		/* registry_initialise(1) done */
 	bool ready;			/* all of it */
