@@ -211,26 +211,38 @@ nomem:
 	return log_error_errno(-ENOMEM, "out of memory for the worker pool");
 }
 
+int
+pool_thread_on_stack(pthread_t *thread, void *stack, size_t size,
+		     void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	int r;
+
+	r = pthread_attr_init(&attr);
+	if (r != 0)
+		return -r;
+	r = pthread_attr_setstack(&attr, stack, size);
+	if (r == 0)
+		r = pthread_create(thread, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return -r;
+}
+
 static int
 start_thread(struct pool *p, unsigned i)
 {
 	struct worker_arg *a = malloc(sizeof(*a));
-	pthread_attr_t attr;
 	int r;
 
 	if (!a)
 		return log_error_errno(-ENOMEM, "out of memory for a worker thread");
 	a->pool = p;
 	a->worker = &p->workers[i];
-	r = pthread_attr_init(&attr);
-	if (r == 0)
-		r = pthread_attr_setstack(&attr, p->stacks[i], POOL_STACK_SIZE);
-	if (r == 0)
-		r = pthread_create(&p->threads[i], &attr, worker_main, a);
-	pthread_attr_destroy(&attr);
-	if (r != 0) {
+	r = pool_thread_on_stack(&p->threads[i], p->stacks[i], POOL_STACK_SIZE,
+				 worker_main, a);
+	if (r < 0) {
 		free(a);
-		return log_error_errno(-r, "cannot start a worker thread: %m");
+		return log_error_errno(r, "cannot start a worker thread: %m");
 	}
 	return 0;
 }

@@ -120,4 +120,10 @@ struct pool_slot *pool_collect(struct pool *p);
 /* Threads for `threads = 0` in the configuration: one per online CPU. */
 unsigned pool_default_threads(void);
 
+/* Start fn(arg) on a stack allocated and touched before the freeze (the
+ * workers', the stream's writer thread): the thread takes no memory of its
+ * own.  0, or pthread's error as a negative errno. */
+int pool_thread_on_stack(pthread_t *thread, void *stack, size_t size,
+			 void *(*fn)(void *), void *arg);
+
 #endif

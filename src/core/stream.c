@@ -107,7 +107,6 @@ writer_main(void *arg)
 static int
 stream_out_start(struct stream_out *o)
 {
-	pthread_attr_t attr;
 	int r;
 
 	if (!o->stack)
@@ -115,14 +114,10 @@ stream_out_start(struct stream_out *o)
 	o->stop = false;
 	o->pending = NULL;
 	o->write_err = 0;
-	r = pthread_attr_init(&attr);
-	if (r == 0)
-		r = pthread_attr_setstack(&attr, o->stack, STREAM_WRITER_STACK);
-	if (r == 0)
-		r = pthread_create(&o->thread, &attr, writer_main, o);
-	pthread_attr_destroy(&attr);
-	if (r != 0)
-		return log_error_errno(-r, "cannot start the stream's writer thread: %m");
+	r = pool_thread_on_stack(&o->thread, o->stack, STREAM_WRITER_STACK,
+				 writer_main, o);
+	if (r < 0)
+		return log_error_errno(r, "cannot start the stream's writer thread: %m");
 	o->running = true;
 	return 0;
 }
