@@ -178,13 +178,22 @@ chain_expected_stream(const struct chain *c, uint64_t raw_bytes)
 	return bytes + chunks * per_chunk;
 }
 
+/* The buffers the stages write, alternating: one for a single filter
+ * (chain_decode() writes it; chain_encode() writes the caller's buffer
+ * from its last stage), two for more. */
+static size_t
+worker_buffers(const struct chain *c)
+{
+	return c->n_filters < 2 ? c->n_filters : 2;
+}
+
 int
 chain_worker_init(const struct chain *c, struct chain_worker *w)
 {
 	size_t i;
 
 	memset(w, 0, sizeof(*w));
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < worker_buffers(c); i++) {
 		w->buf[i] = chain_alloc_buffer(c->buf_size);
 		if (!w->buf[i]) {
 			chain_worker_free(c, w);
@@ -238,7 +247,7 @@ chain_worker_free(const struct chain *c, struct chain_worker *w)
 size_t
 chain_worker_memory(const struct chain *c)
 {
-	size_t bytes = 2 * c->buf_size, i;
+	size_t bytes = worker_buffers(c) * c->buf_size, i;
 
 	for (i = 0; i < c->n_filters; i++) {
 		size_t need = plugin_memory_needed(c->filters[i]);
@@ -252,14 +261,16 @@ chain_worker_memory(const struct chain *c)
 int
 chain_encode(const struct chain *c, struct chain_worker *w,
 	     const struct torpor_chunk_info *info,
-	     const uint8_t *in, size_t in_len,
+	     const uint8_t *in, size_t in_len, uint8_t *final,
 	     const uint8_t **ret, size_t *ret_len)
 {
 	const uint8_t *cur = in;
 	size_t cur_len = in_len, i;
 
 	for (i = 0; i < c->n_filters; i++) {
-		uint8_t *out = w->buf[i & 1];
+		/* Stage k writes buf[k & 1] and reads the other one (or in);
+		 * the last writes final. */
+		uint8_t *out = i + 1 == c->n_filters ? final : w->buf[i & 1];
 		size_t out_len = 0;
 		int r;
 
@@ -285,12 +296,12 @@ chain_decode(const struct chain *c, struct chain_worker *w,
 	size_t cur_len = in_len, i;
 
 	for (i = c->n_filters; i-- > 0;) {
-		uint8_t *out = w->buf[i & 1];
+		/* As in chain_encode(), counted from the first stage run. */
+		size_t k = c->n_filters - 1 - i;
+		uint8_t *out = w->buf[k & 1];
 		size_t out_len = 0;
 		int r;
 
-		/* The input never aliases the output: stage i reads the
-		 * buffer stage i + 1 wrote, i.e. the other one. */
 		r = plugin_decode(c->filters[i], w->state[i], info, cur,
 				  cur_len, out, c->bound[i], &out_len);
 		if (r < 0)

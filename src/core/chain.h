@@ -69,16 +69,22 @@ void chain_worker_free(const struct chain *c, struct chain_worker *w);
  * (memory_needed() per state). */
 size_t chain_worker_memory(const struct chain *c);
 
-/* Run in[0..in_len) through every filter's encode; *ret points into the
- * worker's buffers (or at in when there is no filter). */
+/* Run in[0..in_len) through every filter's encode, the last one writing
+ * final (room for c->bound[n_filters] bytes, not in): no copy of the
+ * result.  *ret is final, or in when there is no filter.  Stages in
+ * between use the worker's buffers. */
 int chain_encode(const struct chain *c, struct chain_worker *w,
 		 const struct torpor_chunk_info *info,
-		 const uint8_t *in, size_t in_len,
+		 const uint8_t *in, size_t in_len, uint8_t *final,
 		 const uint8_t **ret, size_t *ret_len);
 
 /* The reverse: decode in reverse order.  The result must be exactly
  * info->raw_len bytes (-EBADMSG otherwise); *ret points into the worker's
- * buffers (or at in). */
+ * buffers (or at in).  Not into the caller's buffer as chain_encode():
+ * decompressors write, and read back, many small pieces, and did so
+ * slower (torpor bench, resume side: 12-35% for 'lzo, checksum, crypt')
+ * in a slot buffer another thread had just read than in the worker's own
+ * buffer followed by one copy. */
 int chain_decode(const struct chain *c, struct chain_worker *w,
 		 const struct torpor_chunk_info *info,
 		 const uint8_t *in, size_t in_len,

@@ -30,17 +30,19 @@ run_slot(const struct pool *p, struct chain_worker *w, struct pool_slot *s)
 	const uint8_t *res;
 	size_t len = 0;
 
-	if (p->direction == POOL_ENCODE)
+	if (p->direction == POOL_ENCODE) {
+		/* The last filter writes the slot's own buffer. */
 		s->err = chain_encode(p->chain, w, &s->info, s->in, s->in_len,
-				      &res, &len);
-	else
+				      s->out, &s->res, &len);
+	} else {
 		s->err = chain_decode(p->chain, w, &s->info, s->in, s->in_len,
 				      &res, &len);
-	if (s->err == 0) {
 		/* The worker's buffers are reused for its next chunk. */
-		memcpy(s->out, res, len);
-		s->out_len = len;
+		if (s->err == 0)
+			memcpy(s->out, res, len);
+		s->res = s->out;
 	}
+	s->out_len = s->err == 0 ? len : 0;
 }
 
 struct worker_arg {

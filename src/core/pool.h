@@ -32,8 +32,9 @@ struct pool_slot {
 	size_t in_len;
 	struct torpor_chunk_info info;
 	uint64_t stream_offset;		/* decode: where the chunk's frame is */
-	uint8_t *out;			/* buf_size bytes: the result */
-	size_t out_len;
+	uint8_t *out;			/* buf_size bytes: the last filter's output */
+	const uint8_t *res;		/* the result: out, or in without filters */
+	size_t out_len;			/* its length */
 	int state;
 	int err;
 };
@@ -66,7 +67,7 @@ struct pool {
 
 /*
  * The most the pool's buffers and filter states may take.  Its memory is
- * about six chunk buffers per thread (slots and worker buffers) and is
+ * four to six chunk buffers per thread (slots and worker buffers) and is
  * locked with the rest of the process: the thread count is lowered until
  * it fits, down to one thread (whose pool then stays under 64 MiB for
  * every chunk size torpor.conf allows, filter states aside).

@@ -270,7 +270,7 @@ write_collected(struct pool *pool, struct stream_out *out, uint64_t total,
 	if (s->err < 0)
 		return s->err;
 	r = stream_out_chunk(out, s->info.sequence, s->info.flags,
-			     s->info.raw_len, s->out, s->out_len);
+			     s->info.raw_len, s->res, s->out_len);
 	if (r < 0)
 		return r;
 	*raw += s->info.raw_len;
@@ -562,7 +562,7 @@ deliver(struct pool *pool, struct stream_in *in, const struct image_header *h,
 			  (unsigned long long)s->stream_offset);
 		return -EBADMSG;
 	}
-	r = sink ? sink(ctx, s->out, s->out_len) : 0;
+	r = sink ? sink(ctx, s->res, s->out_len) : 0;
 	if (r >= 0)
 		report(&in->report, done, h->chunk_count,
 		       done == h->chunk_count ? h->page_count * h->page_size :

@@ -66,13 +66,14 @@ run_chunk(struct loop *l, struct chain_worker *w, bool encode, unsigned i)
 	int r;
 
 	if (encode) {
+		uint8_t *to = bt->enc + i * l->c.buf_size;
+
 		r = chain_encode(&l->c, w, &bt->info[i],
 				 bt->pages + i * l->chunk_bytes,
-				 bt->info[i].raw_len, &res, &len);
-		if (r >= 0) {
-			memcpy(bt->enc + i * l->c.buf_size, res, len);
-			bt->enc_len[i] = len;
-		}
+				 bt->info[i].raw_len, to, &res, &len);
+		if (r >= 0 && res != to)
+			memcpy(to, res, len);
+		bt->enc_len[i] = len;
 	} else {
 		r = chain_decode(&l->c, w, &bt->info[i],
 				 bt->enc + i * l->c.buf_size, bt->enc_len[i],

@@ -108,12 +108,12 @@ passphrase-readable)
 	expect_rc 0 "a passphrase file of mode 600"
 	;;
 threads)
-	# 256 threads of 1024-page chunks took 6.5 GiB: now one thread,
-	# said so, and a working image.
+	# 256 threads of 1024-page chunks took 6.5 GiB: now the two that
+	# fit, said so, and a working image.
 	write_config "sim:$((2048 * 4096)):9" "checksum" "threads = 256" "chunk_pages = 1024"
 	t_run hib limited "$TORPOR" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" hibernate --direct
 	expect_rc 0 "threads = 256, chunk_pages = 1024: hibernate"
-	expect_err "worker threads: 1 instead of 256.* the pool stays under 64 MiB" \
+	expect_err "worker threads: 2 instead of 256.* the pool stays under 64 MiB" \
 		"threads = 256: the notice"
 	t_run res limited "$TORPOR_RESUME" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" \
 		--cmdline /dev/null
