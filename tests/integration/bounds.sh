@@ -48,10 +48,12 @@ config-long-line)
 	expect_err "$CONF:$(line_of '^plugin_dir'): \[raw\]: line too long \(more than 4096 bytes\)" \
 		"a 1 MB line: message"
 	;;
-plugin-value-zlib|plugin-value-checksum)
+plugin-value-zlib|plugin-value-lz4|plugin-value-checksum)
 	# Told by the core with FILE:LINE before the plugin's load() runs.
 	if [ "$case_name" = plugin-value-zlib ]; then
 		plugin=zlib key=level value=0 own="not a deflate level"
+	elif [ "$case_name" = plugin-value-lz4 ]; then
+		plugin=lz4 key=acceleration value=65 own="not a number from 1"
 	else
 		plugin=checksum key=algorithm value=md5 own="no valid value"
 	fi

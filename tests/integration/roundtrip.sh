@@ -41,4 +41,26 @@ expect_out "^verify: image is intact: 3 chunks" "$what: verify"
 t_run res torpor_resume
 expect_rc 0 "$what: resume"
 expect_out "^resume: 2500 pages restored and verified" "$what: resume"
+# [lz4] acceleration: a higher one stores more of the same pages, and the
+# image resumes (decoding does not need the value).
+case " $filters " in
+*" lz4 "*)
+	for a in 1 64; do
+		what="[$filters] acceleration $a"
+		rm -f "$IMAGE"
+		write_config "sim:$((4096 * 4096)):5" "$filters"
+		printf '\n[lz4]\nacceleration = %s\n' "$a" >>"$CONF"
+		t_run hib torpor hibernate --direct
+		expect_rc 0 "$what: hibernate"
+		pct=$(sed -n 's/^hibernate: .* stored (\([0-9]*\)%).*/\1/p' "$OUT")
+		[ -n "$pct" ] || fail "$what: no stored share in the summary"
+		eval "pct_$a=\${pct:-0}"
+		t_run res torpor_resume
+		expect_rc 0 "$what: resume"
+		expect_out "^resume: 4096 pages restored and verified" "$what: resume"
+	done
+	[ "$pct_64" -gt "$pct_1" ] ||
+		fail "[$filters] acceleration 64 stored $pct_64%, acceleration 1 $pct_1%: not applied"
+	;;
+esac
 finish

@@ -13,6 +13,10 @@
 #                  filter) and the swap writer
 #   lz4-wt none-wt the same with [torpor] write_thread = yes (not among
 #                  the default modes: ask for them in TORPOR_VM_PERF_MODES)
+#   lz4-a4 lz4-a16 lz4 with [lz4] acceleration = 4 or 16 (not among the
+#                  defaults either)
+#   MODE-d         a torpor MODE through torpord, started (and so its
+#                  cycle prepared) before the trigger: `torpor hibernate`
 # Each cycle is two boots: boot 1 starts the marker and hibernates, boot 2
 # resumes it; the marker must come back with its token and checksum.  The
 # case fails only when a cycle does not work, never on a timing.
@@ -42,6 +46,7 @@ perf_append() {
 	case "$1" in
 	kernel) echo "torpor.kernel=1" ;;
 	kernel-nocomp) echo "torpor.kernel=1 hibernate=nocompress" ;;
+	*-d) echo "torpor.conf=perf-${1%-d} torpor.verbose=1 torpor.daemon=1" ;;
 	*) echo "torpor.conf=perf-$1 torpor.verbose=1" ;;
 	esac
 }

@@ -116,8 +116,8 @@ if [ "$writer" != kernel ]; then
 	done
 fi
 
-# write_conf FILE FILTERS [LINE]: the case's torpor.conf with that chain
-# (and LINE in [torpor]).
+# write_conf FILE FILTERS [LINE] [TEXT]: the case's torpor.conf with that
+# chain (and LINE in [torpor], TEXT at the end).
 write_conf() {
 	{
 		echo "# VM suite case $case_name"
@@ -145,6 +145,7 @@ write_conf() {
 			echo "key_file = /etc/torpor/crypt.keyfile"
 			;;
 		esac
+		[ -z "${4:-}" ] || printf '\n%s\n' "$4"
 	} >"$1"
 }
 conf=$guest/torpor.conf
@@ -154,12 +155,16 @@ files+=(-f "$conf=/etc/torpor/torpor.conf")
 if [ "$case_name" = perf ]; then
 	# One guest for every mode: each chain's configuration is in it,
 	# picked on the kernel command line (torpor.conf=NAME); NAME-wt:
-	# the same chain written on the writer thread.
-	for f in lz4 lzo none lz4-wt none-wt; do
-		c=${f%-wt} extra=
+	# the same chain written on the writer thread; lz4-aN: lz4 with
+	# [lz4] acceleration = N.
+	for f in lz4 lzo none lz4-wt none-wt lz4-a4 lz4-a16; do
+		c=${f%-wt} extra= section=
 		[ "$c" = none ] && c=
 		[ "$f" != "${f%-wt}" ] && extra="write_thread = yes"
-		write_conf "$guest/perf-$f.conf" "$c" "$extra"
+		case "$f" in
+		lz4-a*) c=lz4 section=$(printf '[lz4]\nacceleration = %s' "${f#lz4-a}") ;;
+		esac
+		write_conf "$guest/perf-$f.conf" "$c" "$extra" "$section"
 		files+=(-f "$guest/perf-$f.conf=/etc/torpor/perf-$f.conf")
 	done
 fi
