@@ -4,19 +4,20 @@
 # (it uses boot(), has(), ts(), fail(), note() and disk_state() from there).
 #
 # The same guest (one kernel, one initramfs, -m 512, one swap partition on
-# one disk) hibernates and resumes in five modes, round-robin, each
-# TORPOR_VM_PERF_ROUNDS times (default 3); TORPOR_VM_PERF_MODES picks some
-# of them (in that order; kernel is needed for the ratios):
+# one disk) hibernates and resumes in modes, round-robin, each
+# TORPOR_VM_PERF_ROUNDS times (default 3); TORPOR_VM_PERF_MODES picks them
+# (in that order; kernel is needed for the ratios), by default kernel,
+# kernel-nocomp, lz4, lzo, none and lz4-a16-d:
 #   kernel         the kernel's own hibernation (swsusp, LZO by default)
 #   kernel-nocomp  the same with hibernate=nocompress
 #   lz4 lzo none   torpor hibernate --direct with that chain (none: no
 #                  filter) and the swap writer
 #   lz4-wt none-wt the same with [torpor] write_thread = yes (not among
 #                  the default modes: ask for them in TORPOR_VM_PERF_MODES)
-#   lz4-a4 lz4-a16 lz4 with [lz4] acceleration = 4 or 16 (not among the
-#                  defaults either)
+#   lz4-a4 lz4-a16 lz4 with [lz4] acceleration = 4 or 16
 #   MODE-d         a torpor MODE through torpord, started (and so its
 #                  cycle prepared) before the trigger: `torpor hibernate`
+#                  is its client (as systemctl hibernate finds it)
 # Each cycle is two boots: boot 1 starts the marker and hibernates, boot 2
 # resumes it; the marker must come back with its token and checksum.  The
 # case fails only when a cycle does not work, never on a timing.
@@ -38,7 +39,7 @@
 # logs stay in LOGDIR/MODE-ROUND/.
 
 perf_rounds=${TORPOR_VM_PERF_ROUNDS:-3}
-perf_modes=${TORPOR_VM_PERF_MODES:-kernel kernel-nocomp lz4 lzo none}
+perf_modes=${TORPOR_VM_PERF_MODES:-kernel kernel-nocomp lz4 lzo none lz4-a16-d}
 # The torpor modes among them, for the phase table.
 perf_torpor=$(for m in $perf_modes; do [ "${m#kernel}" = "$m" ] && echo "$m"; done)
 
@@ -187,10 +188,10 @@ perf_table() {
 	done
 	echo
 	echo "torpor phases (medians, seconds)"
-	printf '%-7s %7s %7s %7s %7s %7s %8s %7s %7s | %7s %7s %7s %7s\n' chain prog \
+	printf '%-10s %7s %7s %7s %7s %7s %8s %7s %7s | %7s %7s %7s %7s\n' chain prog \
 		start-up freeze snapshot write write-io sync power-off r.prog r.header r.read r.restore
 	for m in $perf_torpor; do
-		printf '%-7s' "$m"
+		printf '%-10s' "$m"
 		for k in h.program-start h.start-up h.freeze h.snapshot h.write; do
 			printf ' %7s' "$(perf_median "$m" "$k")"
 		done
