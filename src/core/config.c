@@ -884,7 +884,8 @@ static const struct core_key core_keys[] = {
 	{ .decl = { .name = "threads", .type = TORPOR_CONFIG_INT,
 		    .min = 0, .max = CONFIG_MAX_THREADS,
 		    .default_value = "0",
-		    .help = "worker threads; 0: one per online CPU" },
+		    .help = "worker threads; 0: one per online CPU, none "
+			    "with one CPU" },
 	  .offset = FIELD(threads),
 	  .set = set_unsigned, .show = show_unsigned },
 	{ .decl = { .name = "after", .type = TORPOR_CONFIG_ENUM,

@@ -52,7 +52,15 @@ session_print_progress(void *ctx, const struct stream_progress *p)
 unsigned
 session_threads(const struct torpor_session *s)
 {
-	return s->config->threads ? s->config->threads : pool_default_threads();
+	unsigned cpus;
+
+	if (s->config->threads)
+		return s->config->threads;
+	/* With one CPU the filters run on the cycle's own thread: a worker
+	 * would add only thread switches, and its stack and buffers to the
+	 * image (340 pages in the VM suite's perf case). */
+	cpus = pool_default_threads();
+	return cpus > 1 ? cpus : 0;
 }
 
 unsigned

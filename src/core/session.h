@@ -84,7 +84,8 @@ void session_print_summary(const char *what, uint64_t pages, size_t page_size,
 struct stream_progress;
 void session_print_progress(void *ctx, const struct stream_progress *p);
 
-/* Worker threads for the pool: [torpor] threads, or one per online CPU. */
+/* Worker threads for the pool: [torpor] threads, or one per online CPU
+ * (0, the filters on the calling thread, when there is one). */
 unsigned session_threads(const struct torpor_session *s);
 
 /*
