@@ -82,7 +82,7 @@ int chain_encode(const struct chain *c, struct chain_worker *w,
  * info->raw_len bytes (-EBADMSG otherwise); *ret points into the worker's
  * buffers (or at in).  Not into the caller's buffer as chain_encode():
  * decompressors write, and read back, many small pieces, and did so
- * slower (torpor bench, resume side: 12-35% for 'lzo, checksum, crypt')
+ * slower (torpor bench, resume side: 12-36% for 'lzo, checksum, crypt')
  * in a slot buffer another thread had just read than in the worker's own
  * buffer followed by one copy. */
 int chain_decode(const struct chain *c, struct chain_worker *w,
