@@ -118,7 +118,8 @@ void pool_submit(struct pool *p);
  * (slot->err, out, out_len) the caller uses before the next call. */
 struct pool_slot *pool_collect(struct pool *p);
 
-/* Threads for `threads = 0` in the configuration: one per online CPU. */
+/* The online CPUs (1 to 64).  session_threads() makes `threads = 0` in the
+ * configuration one worker per CPU, or none with a single CPU. */
 unsigned pool_default_threads(void);
 
 /* Start fn(arg) on a stack allocated and touched before the freeze (the
