@@ -11,6 +11,15 @@
  * Usage: marker [MiB]      (default 16)
  * Output: "MARKER pid=P token=T sum=S mib=M"
  *         "MARKER-AFTER pid=P token=T sum=S mib=M boottime_jump=J"
+ *
+ * With MARKER_THAWED_FD=N in the environment it also watches for the
+ * resume itself: every 5 ms it compares CLOCK_BOOTTIME with
+ * CLOCK_MONOTONIC, and the first time they have drifted apart by more
+ * than half a second (the time the machine was off) it writes
+ * "MARKER-THAWED pid=P boottime_jump=J" to descriptor N.  That line is the
+ * moment this user process runs again after the thaw, whoever thawed it
+ * and whatever the program that hibernated does afterwards; the VM
+ * suite's perf case times the resume to it.
  * Exit: 0 after MARKER-AFTER, 1 on error.
  */
 #include <errno.h>
@@ -26,6 +35,8 @@
 #include <unistd.h>
 
 #define TOKEN_BYTES 16
+#define WATCH_NSEC 5000000L	/* the resume watch's poll period */
+#define WATCH_JUMP 0.5		/* seconds of boottime drift that mean off */
 
 static int
 fill_random(void *buf, size_t len)
@@ -91,8 +102,9 @@ main(int argc, char **argv)
 	size_t mib = 16, nwords;
 	uint64_t *buf, state, sum;
 	double jump_before;
+	const char *watch = getenv("MARKER_THAWED_FD");
+	int watch_fd = -1, sig, r;
 	sigset_t set;
-	int sig, r;
 
 	if (argc > 2) {
 		fprintf(stderr, "usage: marker [MiB]\n");
@@ -107,6 +119,16 @@ main(int argc, char **argv)
 			return 1;
 		}
 		mib = v;
+	}
+	if (watch) {
+		char *end;
+		long v = strtol(watch, &end, 10);
+
+		if (*end != '\0' || v < 0 || v > 1024) {
+			fprintf(stderr, "marker: bad MARKER_THAWED_FD '%s'\n", watch);
+			return 1;
+		}
+		watch_fd = (int)v;
 	}
 	nwords = mib * 1024 * 1024 / sizeof(uint64_t);
 
@@ -149,9 +171,25 @@ main(int argc, char **argv)
 	fflush(stdout);
 
 	for (;;) {
-		r = sigwait(&set, &sig);
-		if (r == 0 && sig == SIGUSR1)
+		struct timespec period = { 0, WATCH_NSEC };
+		double jump;
+
+		if (watch_fd < 0) {
+			r = sigwait(&set, &sig);
+			if (r == 0 && sig == SIGUSR1)
+				break;
+			continue;
+		}
+		sig = sigtimedwait(&set, NULL, &period);
+		if (sig == SIGUSR1)
 			break;
+		jump = boottime_minus_monotonic() - jump_before;
+
+		if (jump > WATCH_JUMP) {
+			dprintf(watch_fd, "MARKER-THAWED pid=%ld boottime_jump=%.1f\n",
+				(long)getpid(), jump);
+			watch_fd = -1;
+		}
 	}
 
 	sum = checksum(buf, nwords);

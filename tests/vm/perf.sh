@@ -26,11 +26,14 @@
 #   hibernate  "VM: hibernate start" on the serial console -> QEMU exits
 #              (the guest powered off): freeze, snapshot, write, sync,
 #              power-off, and the console line's own latency, alike for all
-#   resume     kernel start -> MARKER-AFTER in boot 2; the kernel start is
-#              the host time of the "VM-T init" line minus the uptime that
-#              line carries (read before any resume, so the guest clock is
-#              still the boot's own)
-#   restore    the resume hook starting -> MARKER-AFTER (what differs
+#   resume     kernel start -> MARKER-THAWED in boot 2: the marker, a user
+#              process, running again after the thaw (it watches the clocks
+#              itself, so neither the hibernating program's work after the
+#              thaw nor the init script's next steps count); the kernel
+#              start is the host time of the "VM-T init" line minus the
+#              uptime that line carries (read before any resume, so the
+#              guest clock is still the boot's own)
+#   restore    the resume hook starting -> MARKER-THAWED (what differs
 #              between the modes; kernel start -> hook is the same boot)
 #   pages      "Need to copy N pages" from the resumed system's kernel log
 #              (every mode: the kernel's snapshot counts the same way), and
@@ -89,7 +92,8 @@ perf_cycle() {
 
 	init_host=$(ts 2 'VM-T init ')
 	init_up=$(grep -E -m1 'VM-T init ' "$logdir/boot2.log" | awk '{ print $NF }')
-	t_after=$(ts 2 'MARKER-AFTER')
+	t_after=$(ts 2 'MARKER-THAWED')
+	[ -n "$t_after" ] || fail "$mode-$round: no MARKER-THAWED in boot 2"
 	t_hook=$(ts 2 'VM-T resume-hook')
 	pages=$(perf_num "$logdir/boot2.log" 'Need to copy')
 	hpages=$(grep -hoE 'hibernate: [0-9]+ pages' "$logdir/boot1.log" | grep -oE '[0-9]+' | head -n1)
