@@ -27,7 +27,7 @@ pool_default_threads(void)
 static void
 run_slot(const struct pool *p, struct chain_worker *w, struct pool_slot *s)
 {
-	const uint8_t *res;
+	const uint8_t *res = NULL;
 	size_t len = 0;
 
 	if (p->direction == POOL_ENCODE) {
@@ -37,10 +37,18 @@ run_slot(const struct pool *p, struct chain_worker *w, struct pool_slot *s)
 	} else {
 		s->err = chain_decode(p->chain, w, &s->info, s->in, s->in_len,
 				      &res, &len);
-		/* The worker's buffers are reused for its next chunk. */
-		if (s->err == 0)
-			memcpy(s->out, res, len);
-		s->res = s->out;
+		if (!p->n_threads) {
+			/* Inline, with one slot: this chunk is handed on
+			 * before the worker runs again, so the result can
+			 * stay where the last filter left it. */
+			s->res = res;
+		} else {
+			/* A worker's buffers are reused for its next
+			 * chunk, before this one is collected. */
+			if (s->err == 0)
+				memcpy(s->out, res, len);
+			s->res = s->out;
+		}
 	}
 	s->out_len = s->err == 0 ? len : 0;
 }

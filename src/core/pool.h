@@ -33,7 +33,8 @@ struct pool_slot {
 	struct torpor_chunk_info info;
 	uint64_t stream_offset;		/* decode: where the chunk's frame is */
 	uint8_t *out;			/* buf_size bytes: the last filter's output */
-	const uint8_t *res;		/* the result: out, or in without filters */
+	const uint8_t *res;		/* the result: out, in without filters,
+				 * or an inline decode's worker buffer */
 	size_t out_len;			/* its length */
 	int state;
 	int err;
