@@ -58,6 +58,12 @@ on_phase(void *ctx, enum cycle_phase p, bool done)
 		session_print_footprint("torpord: this process before the freeze");
 	if (p == CYCLE_PHASE_SYNC && done)
 		d->committed = true;
+	/* The phase times up to the commit, on stderr (the journal), as
+	 * torpor hibernate -v prints them: the client is frozen now, and
+	 * the machine is off before anyone could ask. */
+	if (p == CYCLE_PHASE_POWEROFF && !done && d->times)
+		cycle_print_times("torpord: hibernate", -1, d->times,
+				  CYCLE_PHASE_POWEROFF);
 	check_signals(d);
 	conn_serve(d, 0);
 }
@@ -184,6 +190,7 @@ request_run_cycle(struct torpord *d)
 	log_notice("pid %d uid %u: hibernating%s%s", (int)d->client->pid,
 		   (unsigned)d->client->uid, o.test ? " (test)" : "",
 		   o.force ? " (force)" : "");
+	d->times = &times;
 	capture_begin(&cap, true);
 	/* Prepared at load (or after the last cycle): straight to the
 	 * freeze.  Else the cycle prepares it, and says why it cannot. */
@@ -193,6 +200,7 @@ request_run_cycle(struct torpord *d)
 		last_cycle_record(d->s, &o, r, started);
 	}
 	capture_end(&cap);
+	d->times = NULL;
 	conf->after = after;
 	d->busy = false;
 	if (d->client)

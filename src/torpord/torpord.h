@@ -72,6 +72,7 @@ struct torpord {
 	bool committed;			/* past the point of no return */
 	double phase_t0, stream_t0;
 	int last_percent;
+	const struct cycle_times *times;	/* the running cycle's */
 };
 
 /* Signals the poll loop acts on (set by the handlers); torpord_cancel

@@ -117,6 +117,12 @@ case_hibernate() {
 	if [ "$(grep -c hibernating "$DLOG")" -ne 2 ]; then
 		fail "torpord ran $(grep -c hibernating "$DLOG") cycles, expected 2"
 	fi
+	# Each cycle's phase times up to the commit, in torpord's log (the
+	# journal) before the power-off: its client is frozen by then.
+	local num='[0-9]+\.[0-9]{3}' phases
+	phases=$(grep -cE "^torpord: hibernate: phases \(s\): start-up $num, freeze $num, snapshot $num, write $num, sync $num\$" "$DLOG")
+	[ "$phases" -eq 2 ] ||
+		fail "torpord logged the phases of $phases cycles, expected 2: $(grep phases "$DLOG")"
 }
 
 case_permissions() {

@@ -17,7 +17,9 @@
 #   lz4-a4 lz4-a16 lz4 with [lz4] acceleration = 4 or 16
 #   MODE-d         a torpor MODE through torpord, started (and so its
 #                  cycle prepared) before the trigger: `torpor hibernate`
-#                  is its client (as systemctl hibernate finds it)
+#                  is its client (as systemctl hibernate finds it); the
+#                  phases are torpord's line, without a program start, so
+#                  its power-off holds the client's start and request
 # Each cycle is two boots: boot 1 starts the marker and hibernates, boot 2
 # resumes it; the marker must come back with its token and checksum.  The
 # case fails only when a cycle does not work, never on a timing.
