@@ -533,6 +533,24 @@ END_TEST
  * worker runs again); with threads it is copied into the slot, since a
  * worker takes its next chunk before this one is collected.
  */
+/* Chunk next, collected from a decoding pool of `threads` workers. */
+static void
+check_decoded(const struct pool *p, const struct pool_slot *s,
+	      uint64_t next, unsigned threads)
+{
+	size_t len = (next % 3 + 1) * 4096 / 2;
+
+	ck_assert_int_eq(s->err, 0);
+	ck_assert_uint_eq(s->info.sequence, next);
+	ck_assert_uint_eq(s->out_len, len);
+	for (size_t i = 0; i < len; i++)
+		ck_assert_uint_eq(s->res[i], (uint8_t)((next + i) & 0xff));
+	if (threads)
+		ck_assert_ptr_eq(s->res, s->out);
+	else
+		ck_assert_ptr_eq(s->res, p->workers[0].buf[0]);
+}
+
 START_TEST(pool_decodes_in_order)
 {
 	struct chain c;
@@ -543,26 +561,11 @@ START_TEST(pool_decodes_in_order)
 	hand_chain(&c, 2);
 	ck_assert_int_eq(pool_init(&p, &c, POOL_DECODE, threads), 0);
 	ck_assert_int_eq(pool_start(&p), 0);
-	for (seq = 0; seq < 300 || pool_pending(&p); seq++) {
+	for (seq = 0; seq < 300; seq++) {
 		struct pool_slot *s;
 
-		if (pool_full(&p) || (seq >= 300 && pool_pending(&p))) {
-			size_t len = (next % 3 + 1) * 4096 / 2;
-
-			s = pool_collect(&p);
-			ck_assert_int_eq(s->err, 0);
-			ck_assert_uint_eq(s->info.sequence, next);
-			ck_assert_uint_eq(s->out_len, len);
-			for (size_t i = 0; i < len; i++)
-				ck_assert_uint_eq(s->res[i], (uint8_t)((next + i) & 0xff));
-			if (threads)
-				ck_assert_ptr_eq(s->res, s->out);
-			else
-				ck_assert_ptr_eq(s->res, p.workers[0].buf[0]);
-			next++;
-		}
-		if (seq >= 300)
-			continue;
+		if (pool_full(&p))
+			check_decoded(&p, pool_collect(&p), next++, threads);
 		s = pool_next(&p);
 		s->in_len = (seq % 3 + 1) * 4096 / 2 + 1;
 		for (size_t i = 0; i + 1 < s->in_len; i++)
@@ -572,6 +575,8 @@ START_TEST(pool_decodes_in_order)
 		s->info.raw_len = (uint32_t)(s->in_len - 1);
 		pool_submit(&p);
 	}
+	while (pool_pending(&p))
+		check_decoded(&p, pool_collect(&p), next++, threads);
 	ck_assert_uint_eq(next, 300);
 	pool_free(&p);
 	ck_assert_int_eq(tx_live, 0);
