@@ -79,6 +79,9 @@ static struct bd_dev dev;
 
 /* Writing. */
 static bool kernel_mode;
+/* The pages come from the snapshot source (SNAPSHOT_ALLOC_SWAP_PAGE): the
+ * kernel's, or the sim's model of it on a swap partition. */
+static bool source_alloc;
 static uint8_t *hdr_page;		/* page 0 as found at reserve() */
 static uint8_t saved_tail[TAIL_LEN];
 static uint32_t last_page, nr_bad;
@@ -700,8 +703,9 @@ parse_swap_header(void)
 	return 0;
 }
 
-/* Free bytes of the area: the kernel's count (once it knows the area),
- * or, with the simulated source, what the header leaves free. */
+/* Free bytes of the area: the source's count (once it knows the area),
+ * or, where the simulated source cannot allocate (a swap file), what the
+ * header leaves free. */
 static int
 free_space(const struct stat *st, uint64_t *ret)
 {
@@ -709,21 +713,24 @@ free_space(const struct stat *st, uint64_t *ret)
 	int64_t a;
 	int r;
 
-	if (!kernel_mode) {
+	source_alloc = false;
+	r = host->swap_set_area(bd_kernel_dev(dev_rdev), hdr_phys);
+	if (!kernel_mode && r == -EOPNOTSUPP) {
 		/* open_area() refused an active one. */
 		*ret = sim_free_bytes();
 		return 0;
 	}
-	r = host->swap_set_area(bd_kernel_dev(dev_rdev), hdr_phys);
 	if (r < 0) {
-		LOG(TORPOR_LOG_ERR, "the kernel refused swap area %s (%s at byte %" PRIu64 ")%s: %s",
+		LOG(TORPOR_LOG_ERR, "the %s refused swap area %s (%s at byte %" PRIu64 ")%s: %s",
+		    kernel_mode ? "kernel" : "simulated snapshot source",
 		    spec, dev_path, hdr_phys,
-		    active == 0 ? "; it is not active: swapon it first" : "",
+		    kernel_mode && active == 0 ? "; it is not active: swapon it first" : "",
 		    strerror(-r));
 		return r;
 	}
 	a = host->swap_avail();
 	*ret = a > 0 ? (uint64_t)a : 0;
+	source_alloc = true;
 	return 0;
 }
 
@@ -816,13 +823,17 @@ alloc_pages(uint64_t count, struct bd_map *m)
 	int r;
 
 	while (count > 0) {
-		if (kernel_mode) {
+		if (source_alloc) {
 			int64_t off = host->swap_alloc_page();
 
-			if (off <= 0) {
-				LOG(TORPOR_LOG_ERR, "the kernel has no free page left in %s: %s",
-				    spec, off < 0 ? strerror((int)-off) : "none");
-				return off < 0 ? (int)off : -ENOSPC;
+			if (off == 0 || off == -ENOSPC) {
+				LOG(TORPOR_LOG_ERR, "the kernel has no free page left in %s", spec);
+				return -ENOSPC;
+			}
+			if (off < 0) {
+				LOG(TORPOR_LOG_ERR, "the kernel gave no swap page of %s: %s",
+				    spec, strerror((int)-off));
+				return (int)off;
 			}
 			if ((uint64_t)off % page || (uint64_t)off == hdr_phys)
 				return -EIO;
@@ -957,7 +968,7 @@ static void
 swap_abort(void)
 {
 	/* Nothing was signed: the swap header is as reserve() left it. */
-	if (reserved && kernel_mode && TORPOR_HOST_HAS(host, swap_free_pages))
+	if (reserved && source_alloc && TORPOR_HOST_HAS(host, swap_free_pages))
 		host->swap_free_pages();
 	reset_write_state();
 }

@@ -12,13 +12,21 @@
  * the generator can stream gigabytes without holding them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <torpor/plugin-util.h>
+
+#include "blockdev.h"
 #include "config.h"
 #include "log.h"
 #include "snapshot-internal.h"
@@ -734,8 +742,28 @@ sim_spec_strerror(int r)
 /* ------------------------------------------------------------------ */
 /* The device.                                                         */
 
+/* The kernel's swap bookkeeping for the area SNAPSHOT_SET_SWAP_AREA
+ * named: pages 1..last_page of a swap partition, bad ones skipped. */
+struct sim_swap {
+	bool set;
+	uint32_t last_page;
+	uint32_t nr_bad;
+	uint32_t *bad;
+	uint64_t next;		/* the next page to hand out */
+	uint64_t taken;		/* pages handed out */
+};
+
 struct sim_snapshot {
 	struct snapshot s;	/* first: the ops get a struct snapshot * */
+	/*
+	 * The kernel's system_transition_mutex as /dev/snapshot takes it
+	 * (kernel/power/user.c): read() and write() wait for it, every
+	 * ioctl only tries it and fails with EBUSY while another thread of
+	 * the caller is inside read() or write().  A caller that talks to
+	 * the device from two threads at once sees the kernel's error here.
+	 */
+	pthread_mutex_t transition;
+	struct sim_swap swap;
 	uint64_t size, seed, pages;
 	bool named;		/* the spec gave SIZE (and SEED) */
 	uint64_t pref_image_size;	/* as handed over; 0: none */
@@ -771,6 +799,26 @@ to_sim(struct snapshot *s)
 	return (struct sim_snapshot *)s;
 }
 
+/* An ioctl's way in: the lock if it is free, else the kernel's EBUSY. */
+static int
+ioctl_enter(struct snapshot *s)
+{
+	return pthread_mutex_trylock(&to_sim(s)->transition) == 0 ? 0 : -EBUSY;
+}
+
+/* read(), write() and close() wait for the lock. */
+static void
+io_enter(struct snapshot *s)
+{
+	pthread_mutex_lock(&to_sim(s)->transition);
+}
+
+static void
+leave(struct snapshot *s)
+{
+	pthread_mutex_unlock(&to_sim(s)->transition);
+}
+
 /* Page `page` of this image into buf, reusing the run layout. */
 static void
 sim_fill(struct sim_snapshot *m, uint64_t page, void *buf)
@@ -800,7 +848,7 @@ sim_fill(struct sim_snapshot *m, uint64_t page, void *buf)
 }
 
 static int
-sim_freeze(struct snapshot *s)
+do_freeze(struct snapshot *s)
 {
 	to_sim(s)->frozen = true;
 	return 0;
@@ -808,7 +856,7 @@ sim_freeze(struct snapshot *s)
 
 /* Like the kernel: thawing with an image in memory is a no-op. */
 static int
-sim_unfreeze(struct snapshot *s)
+do_unfreeze(struct snapshot *s)
 {
 	struct sim_snapshot *m = to_sim(s);
 
@@ -819,7 +867,7 @@ sim_unfreeze(struct snapshot *s)
 
 /* Recorded only: the simulated image has the size its spec names. */
 static int
-sim_pref_image_size(struct snapshot *s, uint64_t bytes)
+do_pref_image_size(struct snapshot *s, uint64_t bytes)
 {
 	to_sim(s)->pref_image_size = bytes;
 	return 0;
@@ -831,7 +879,7 @@ sim_pref_image_size(struct snapshot *s, uint64_t bytes)
  * "returns again" in the resumed system, with in_suspend = 0.
  */
 static int
-sim_create_image(struct snapshot *s, int *in_suspend)
+do_create_image(struct snapshot *s, int *in_suspend)
 {
 	struct sim_snapshot *m = to_sim(s);
 
@@ -852,7 +900,7 @@ sim_create_image(struct snapshot *s, int *in_suspend)
 }
 
 static int
-sim_image_size(struct snapshot *s, uint64_t *ret)
+do_image_size(struct snapshot *s, uint64_t *ret)
 {
 	struct sim_snapshot *m = to_sim(s);
 
@@ -863,7 +911,7 @@ sim_image_size(struct snapshot *s, uint64_t *ret)
 }
 
 static ssize_t
-sim_read_page(struct snapshot *s, void *buf)
+do_read_page(struct snapshot *s, void *buf)
 {
 	struct sim_snapshot *m = to_sim(s);
 
@@ -938,7 +986,7 @@ sim_take_header(struct sim_snapshot *m, const uint8_t *p)
  * refused (and for every page after that).
  */
 static ssize_t
-sim_write_page(struct snapshot *s, const void *buf)
+do_write_page(struct snapshot *s, const void *buf)
 {
 	struct sim_snapshot *m = to_sim(s);
 	uint64_t page = m->next_write;
@@ -970,7 +1018,7 @@ sim_write_page(struct snapshot *s, const void *buf)
 }
 
 static int
-sim_atomic_restore(struct snapshot *s)
+do_atomic_restore(struct snapshot *s)
 {
 	struct sim_snapshot *m = to_sim(s);
 
@@ -999,7 +1047,7 @@ sim_atomic_restore(struct snapshot *s)
 }
 
 static int
-sim_free_image(struct snapshot *s)
+do_free_image(struct snapshot *s)
 {
 	struct sim_snapshot *m = to_sim(s);
 
@@ -1009,7 +1057,7 @@ sim_free_image(struct snapshot *s)
 }
 
 static int
-sim_platform_support(struct snapshot *s, bool on)
+do_platform_support(struct snapshot *s, bool on)
 {
 	return 0;
 }
@@ -1063,20 +1111,20 @@ sim_leave(struct snapshot *s, const char *how)
 }
 
 static int
-sim_power_off(struct snapshot *s)
+do_power_off(struct snapshot *s)
 {
 	return sim_leave(s, "poweroff");
 }
 
 static int
-sim_reboot(struct snapshot *s)
+do_reboot(struct snapshot *s)
 {
 	return sim_leave(s, "reboot");
 }
 
 /* Suspend to RAM and wake up at once: the image was not used. */
 static int
-sim_suspend_to_ram(struct snapshot *s)
+do_suspend_to_ram(struct snapshot *s)
 {
 	struct sim_snapshot *m = to_sim(s);
 
@@ -1088,28 +1136,118 @@ sim_suspend_to_ram(struct snapshot *s)
 	return 0;
 }
 
+/*
+ * SNAPSHOT_SET_SWAP_AREA.  The kernel takes an active swap area; the sim
+ * takes an inactive swap partition (its header at offset 0 of the device
+ * with that number), since the running kernel would hand the pages of an
+ * active one to others.  A swap file's pages lie where its filesystem put
+ * them, which the sim cannot see: -EOPNOTSUPP, and the writer allocates
+ * itself.  Like the kernel: -EPERM once pages were handed out.
+ */
 static int
-sim_set_swap_area(struct snapshot *s, uint32_t dev, uint64_t offset)
+do_set_swap_area(struct snapshot *s, uint32_t dev, uint64_t offset)
 {
-	return -EOPNOTSUPP;
+	struct sim_swap *w = &to_sim(s)->swap;
+	dev_t d = makedev((dev & 0xfff00) >> 8, (dev & 0xff) | ((dev >> 12) & 0xfff00));
+	char node[PATH_MAX];
+	uint8_t *pg = NULL;
+	uint32_t last, nbad;
+	int fd = -1, r;
+
+	if (w->taken)
+		return -EPERM;
+	if (offset != 0)
+		return -EOPNOTSUPP;
+	r = bd_devnode(d, node, sizeof(node));
+	if (r < 0)
+		return r;
+	fd = open(node, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENODEV;
+	pg = malloc(SIM_PAGE_SIZE);
+	r = pg ? 0 : -ENOMEM;
+	if (r == 0 && pread(fd, pg, SIM_PAGE_SIZE, 0) != SIM_PAGE_SIZE)
+		r = -ENODEV;
+	if (r == 0 && (memcmp(pg + SIM_PAGE_SIZE - 10, "SWAPSPACE2", 10) != 0 ||
+		       torpor_get_le32(pg + 1024) != 1))
+		r = -ENODEV;
+	if (r < 0)
+		goto out;
+	last = torpor_get_le32(pg + 1028);
+	nbad = torpor_get_le32(pg + 1032);
+	if (1536 + 4ull * nbad > SIM_PAGE_SIZE - 10) {
+		r = -ENODEV;
+		goto out;
+	}
+	free(w->bad);
+	w->bad = nbad ? calloc(nbad, sizeof(*w->bad)) : NULL;
+	if (nbad && !w->bad) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < nbad; i++)
+		w->bad[i] = torpor_get_le32(pg + 1536 + 4 * i);
+	w->last_page = last;
+	w->nr_bad = nbad;
+	w->next = 1;
+	w->set = true;
+out:
+	free(pg);
+	if (fd >= 0)
+		close(fd);
+	return r;
 }
 
-static int64_t
-sim_avail_swap(struct snapshot *s)
+static bool
+swap_page_bad(const struct sim_swap *w, uint64_t page)
 {
-	return -EOPNOTSUPP;
+	for (uint32_t i = 0; i < w->nr_bad; i++)
+		if (w->bad[i] == page)
+			return true;
+	return false;
 }
 
+/* SNAPSHOT_AVAIL_SWAP_SIZE: the free bytes of the area (0 with none). */
 static int64_t
-sim_alloc_swap_page(struct snapshot *s)
+do_avail_swap(struct snapshot *s)
 {
-	return -EOPNOTSUPP;
+	struct sim_swap *w = &to_sim(s)->swap;
+	int64_t n = 0;
+
+	if (!w->set)
+		return 0;
+	for (uint64_t p = w->next; p <= w->last_page; p++)
+		n += !swap_page_bad(w, p);
+	return n * SIM_PAGE_SIZE;
+}
+
+/* SNAPSHOT_ALLOC_SWAP_PAGE: the byte offset of the next free page, front
+ * to back as on an empty area. */
+static int64_t
+do_alloc_swap_page(struct snapshot *s)
+{
+	struct sim_swap *w = &to_sim(s)->swap;
+
+	if (!w->set)
+		return -ENODEV;
+	while (w->next <= w->last_page && swap_page_bad(w, w->next))
+		w->next++;
+	if (w->next > w->last_page)
+		return -ENOSPC;
+	w->taken++;
+	return (int64_t)(w->next++ * SIM_PAGE_SIZE);
 }
 
 static int
-sim_free_swap_pages(struct snapshot *s)
+do_free_swap_pages(struct snapshot *s)
 {
-	return -EOPNOTSUPP;
+	struct sim_swap *w = &to_sim(s)->swap;
+
+	if (!w->set)
+		return -ENODEV;
+	w->next = 1;
+	w->taken = 0;
+	return 0;
 }
 
 /* Like the kernel: closed without the restore, the pages handed back
@@ -1130,15 +1268,223 @@ sim_drop_unrestored(struct sim_snapshot *m)
 	m->header_seen = false;
 }
 
+/* Like release(): waits for the lock. */
 static void
 sim_close(struct snapshot *s)
 {
 	struct sim_snapshot *m = to_sim(s);
 
+	io_enter(s);
 	sim_drop_unrestored(m);
+	leave(s);
+	pthread_mutex_destroy(&m->transition);
+	free(m->swap.bad);
 	library_free(m->lib);
 	free(m->scratch);
 	free(m);
+}
+
+/* The device's entry points: each takes the transition lock as the
+ * kernel does (an ioctl tries it, read(), write() and reboot() wait). */
+static int
+sim_freeze(struct snapshot *s)
+{
+	int r = ioctl_enter(s);
+
+	if (r < 0)
+		return r;
+	r = do_freeze(s);
+	leave(s);
+	return r;
+}
+
+static int
+sim_unfreeze(struct snapshot *s)
+{
+	int r = ioctl_enter(s);
+
+	if (r < 0)
+		return r;
+	r = do_unfreeze(s);
+	leave(s);
+	return r;
+}
+
+static int
+sim_pref_image_size(struct snapshot *s, uint64_t bytes)
+{
+	int r = ioctl_enter(s);
+
+	if (r < 0)
+		return r;
+	r = do_pref_image_size(s, bytes);
+	leave(s);
+	return r;
+}
+
+static int
+sim_create_image(struct snapshot *s, int *in_suspend)
+{
+	int r = ioctl_enter(s);
+
+	if (r < 0)
+		return r;
+	r = do_create_image(s, in_suspend);
+	leave(s);
+	return r;
+}
+
+static int
+sim_image_size(struct snapshot *s, uint64_t *ret)
+{
+	int r = ioctl_enter(s);
+
+	if (r < 0)
+		return r;
+	r = do_image_size(s, ret);
+	leave(s);
+	return r;
+}
+
+static int
+sim_atomic_restore(struct snapshot *s)
+{
+	int r = ioctl_enter(s);
+
+	if (r < 0)
+		return r;
+	r = do_atomic_restore(s);
+	leave(s);
+	return r;
+}
+
+static int
+sim_free_image(struct snapshot *s)
+{
+	int r = ioctl_enter(s);
+
+	if (r < 0)
+		return r;
+	r = do_free_image(s);
+	leave(s);
+	return r;
+}
+
+static int
+sim_platform_support(struct snapshot *s, bool on)
+{
+	int r = ioctl_enter(s);
+
+	if (r < 0)
+		return r;
+	r = do_platform_support(s, on);
+	leave(s);
+	return r;
+}
+
+static int
+sim_power_off(struct snapshot *s)
+{
+	int r = ioctl_enter(s);
+
+	if (r < 0)
+		return r;
+	r = do_power_off(s);
+	leave(s);
+	return r;
+}
+
+static int
+sim_suspend_to_ram(struct snapshot *s)
+{
+	int r = ioctl_enter(s);
+
+	if (r < 0)
+		return r;
+	r = do_suspend_to_ram(s);
+	leave(s);
+	return r;
+}
+
+static int
+sim_set_swap_area(struct snapshot *s, uint32_t dev, uint64_t offset)
+{
+	int r = ioctl_enter(s);
+
+	if (r < 0)
+		return r;
+	r = do_set_swap_area(s, dev, offset);
+	leave(s);
+	return r;
+}
+
+static int64_t
+sim_avail_swap(struct snapshot *s)
+{
+	int64_t r = ioctl_enter(s);
+
+	if (r < 0)
+		return r;
+	r = do_avail_swap(s);
+	leave(s);
+	return r;
+}
+
+static int64_t
+sim_alloc_swap_page(struct snapshot *s)
+{
+	int64_t r = ioctl_enter(s);
+
+	if (r < 0)
+		return r;
+	r = do_alloc_swap_page(s);
+	leave(s);
+	return r;
+}
+
+static int
+sim_free_swap_pages(struct snapshot *s)
+{
+	int r = ioctl_enter(s);
+
+	if (r < 0)
+		return r;
+	r = do_free_swap_pages(s);
+	leave(s);
+	return r;
+}
+
+static ssize_t
+sim_read_page(struct snapshot *s, void *buf)
+{
+	ssize_t r;
+
+	io_enter(s);
+	r = do_read_page(s, buf);
+	leave(s);
+	return r;
+}
+
+static ssize_t
+sim_write_page(struct snapshot *s, const void *buf)
+{
+	ssize_t r;
+
+	io_enter(s);
+	r = do_write_page(s, buf);
+	leave(s);
+	return r;
+}
+
+static int
+sim_reboot(struct snapshot *s)
+{
+	int r;
+
+	io_enter(s);
+	r = do_reboot(s);
+	leave(s);
+	return r;
 }
 
 static const struct snapshot_ops sim_ops = {
@@ -1211,6 +1557,7 @@ snapshot_sim_open(const char *spec, enum snapshot_mode mode,
 		free(m);
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&m->transition, NULL);
 	m->s.ops = &sim_ops;
 	m->s.kind = TORPOR_SNAPSHOT_SIM;
 	m->s.mode = mode;

@@ -101,13 +101,14 @@ filters() {
 	echo "$f"
 }
 
-# write_config WRITER SECTION_LINES...
+# write_config WRITER SECTION_LINES...  ($SIM: the sim spec, $FILTERS: the
+# chain instead of filters(), $TORPOR_EXTRA: more [torpor] lines)
 write_config() {
 	local writer="$1"; shift
 	{
 		echo "[torpor]"
 		echo "snapshot = ${SIM:-sim:64M:3}"
-		echo "filters = $(filters)"
+		echo "filters = ${FILTERS-$(filters)}"
 		echo "writer = $writer"
 		[ -z "${TORPOR_EXTRA:-}" ] || echo "$TORPOR_EXTRA"
 		echo
