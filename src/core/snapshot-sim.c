@@ -1521,7 +1521,7 @@ sim_first_mismatch(const struct snapshot *s, uint64_t *ret_page)
 {
 	const struct sim_snapshot *m = (const struct sim_snapshot *)s;
 
-	if (!s || s->ops != &sim_ops)
+	if (!s || (s->dev ? s->dev : s->ops) != &sim_ops)
 		return -EINVAL;
 	if (!m->mismatch)
 		return 0;

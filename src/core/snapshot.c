@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The parts of the snapshot interface both sources share: picking a source
- * from its spec, reading the image's first page, and the kernel release.
+ * from its spec, the one-at-a-time entry points, reading the image's first
+ * page, and the kernel release.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,168 @@ snapshot_page_size(const char *spec)
 }
 
 /*
+ * One call at a time on the device, from whichever thread: the cycle's
+ * thread reads the image while the writer thread writes it, and the swap
+ * writer there takes its pages from the device.  Every entry point holds
+ * s->lock for the call; the kernel's own lock is then always free when
+ * an ioctl tries it.  create_image() and power_off() hold it across the
+ * snapshot: the resumed system returns from them still holding it, as
+ * the image recorded.
+ */
+#define SERIAL(name, type, params, args)				\
+	static type							\
+	serial_##name params						\
+	{								\
+		type r;							\
+									\
+		pthread_mutex_lock(&s->lock);				\
+		r = s->dev->name args;					\
+		pthread_mutex_unlock(&s->lock);				\
+		return r;						\
+	}
+
+SERIAL(freeze, int, (struct snapshot *s), (s))
+SERIAL(unfreeze, int, (struct snapshot *s), (s))
+SERIAL(pref_image_size, int, (struct snapshot *s, uint64_t bytes), (s, bytes))
+SERIAL(create_image, int, (struct snapshot *s, int *in_suspend),
+       (s, in_suspend))
+SERIAL(image_size, int, (struct snapshot *s, uint64_t *ret), (s, ret))
+SERIAL(read_page, ssize_t, (struct snapshot *s, void *buf), (s, buf))
+SERIAL(write_page, ssize_t, (struct snapshot *s, const void *buf), (s, buf))
+SERIAL(atomic_restore, int, (struct snapshot *s), (s))
+SERIAL(free_image, int, (struct snapshot *s), (s))
+SERIAL(platform_support, int, (struct snapshot *s, bool on), (s, on))
+SERIAL(power_off, int, (struct snapshot *s), (s))
+SERIAL(reboot, int, (struct snapshot *s), (s))
+SERIAL(suspend_to_ram, int, (struct snapshot *s), (s))
+
+/* Pages taken but not handed out are dropped: the kernel forgets them
+ * with the rest (free_swap_pages) or refuses a new area while they are
+ * taken (set_swap_area). */
+static void
+drop_swap_batch(struct snapshot *s)
+{
+	pthread_mutex_lock(&s->swap_lock);
+	s->swap_have = s->swap_next = 0;
+	pthread_mutex_unlock(&s->swap_lock);
+}
+
+static int
+serial_set_swap_area(struct snapshot *s, uint32_t dev, uint64_t offset)
+{
+	int r;
+
+	drop_swap_batch(s);
+	pthread_mutex_lock(&s->lock);
+	r = s->dev->set_swap_area(s, dev, offset);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+/* Free bytes, less the pages taken for the batch. */
+static int64_t
+serial_avail_swap(struct snapshot *s)
+{
+	int64_t r;
+
+	pthread_mutex_lock(&s->swap_lock);
+	pthread_mutex_lock(&s->lock);
+	r = s->dev->avail_swap(s);
+	pthread_mutex_unlock(&s->lock);
+	if (r > 0)
+		r -= (int64_t)(s->swap_have - s->swap_next) * (int64_t)s->page_size;
+	pthread_mutex_unlock(&s->swap_lock);
+	return r < 0 ? r : r > 0 ? r : 0;
+}
+
+/* The next page of the batch; an empty batch is filled first, up to
+ * SNAPSHOT_SWAP_BATCH pages or the first error.  The error is returned
+ * once no page is left before it. */
+static int64_t
+serial_alloc_swap_page(struct snapshot *s)
+{
+	int64_t r = 0;
+
+	pthread_mutex_lock(&s->swap_lock);
+	if (s->swap_next == s->swap_have) {
+		s->swap_have = s->swap_next = 0;
+		pthread_mutex_lock(&s->lock);
+		while (s->swap_have < SNAPSHOT_SWAP_BATCH) {
+			r = s->dev->alloc_swap_page(s);
+			if (r <= 0)
+				break;
+			s->swap_batch[s->swap_have++] = r;
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
+	if (s->swap_next < s->swap_have)
+		r = s->swap_batch[s->swap_next++];
+	pthread_mutex_unlock(&s->swap_lock);
+	return r;
+}
+
+static int
+serial_free_swap_pages(struct snapshot *s)
+{
+	int r;
+
+	drop_swap_batch(s);
+	pthread_mutex_lock(&s->lock);
+	r = s->dev->free_swap_pages(s);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+/* Last, when no other thread is left: the source frees s. */
+static void
+serial_close(struct snapshot *s)
+{
+	const struct snapshot_ops *dev = s->dev;
+
+	pthread_mutex_destroy(&s->swap_lock);
+	pthread_mutex_destroy(&s->lock);
+	dev->close(s);
+}
+
+static const struct snapshot_ops serial_ops = {
+	.freeze = serial_freeze,
+	.unfreeze = serial_unfreeze,
+	.pref_image_size = serial_pref_image_size,
+	.create_image = serial_create_image,
+	.image_size = serial_image_size,
+	.read_page = serial_read_page,
+	.write_page = serial_write_page,
+	.atomic_restore = serial_atomic_restore,
+	.free_image = serial_free_image,
+	.platform_support = serial_platform_support,
+	.power_off = serial_power_off,
+	.reboot = serial_reboot,
+	.suspend_to_ram = serial_suspend_to_ram,
+	.set_swap_area = serial_set_swap_area,
+	.avail_swap = serial_avail_swap,
+	.alloc_swap_page = serial_alloc_swap_page,
+	.free_swap_pages = serial_free_swap_pages,
+	.close = serial_close,
+};
+
+/* Put the source's own ops behind the one-at-a-time ones.  Every source
+ * fills in every op, so none is NULL here. */
+static int
+serialize(struct snapshot *s)
+{
+	s->dev = s->ops;
+	s->swap_have = s->swap_next = 0;
+	if (pthread_mutex_init(&s->lock, NULL) != 0)
+		return -ENOMEM;
+	if (pthread_mutex_init(&s->swap_lock, NULL) != 0) {
+		pthread_mutex_destroy(&s->lock);
+		return -ENOMEM;
+	}
+	s->ops = &serial_ops;
+	return 0;
+}
+
+/*
  * Open the source a spec names: a sim spec or an absolute path to a
  * snapshot device.  Failures are logged here, where the reason is known,
  * because every caller just gives up.
@@ -44,17 +208,30 @@ int
 snapshot_open(const char *spec, enum snapshot_mode mode,
 	      struct snapshot **ret)
 {
+	struct snapshot *s = NULL;
+	int r;
+
 	if (!ret || (mode != SNAPSHOT_MODE_HIBERNATE &&
 		     mode != SNAPSHOT_MODE_RESUME))
 		return -EINVAL;
 	if (!spec || !*spec)
 		return log_error_errno(-EINVAL, "no snapshot source given: use " SNAPSHOT_DEFAULT_SPEC " or sim:SIZE[:SEED]");
 	if (snapshot_spec_kind(spec) == TORPOR_SNAPSHOT_SIM)
-		return snapshot_sim_open(spec, mode, ret);
-	if (spec[0] == '/')
-		return snapshot_kernel_open(spec, mode, ret);
-	return log_error_errno(-EINVAL, "unknown snapshot source '%s': use a device path such as " SNAPSHOT_DEFAULT_SPEC " or sim:SIZE[:SEED]",
-			       spec);
+		r = snapshot_sim_open(spec, mode, &s);
+	else if (spec[0] == '/')
+		r = snapshot_kernel_open(spec, mode, &s);
+	else
+		return log_error_errno(-EINVAL, "unknown snapshot source '%s': use a device path such as " SNAPSHOT_DEFAULT_SPEC " or sim:SIZE[:SEED]",
+				       spec);
+	if (r < 0)
+		return r;
+	r = serialize(s);
+	if (r < 0) {
+		s->ops->close(s);
+		return log_error_errno(r, "cannot set up the snapshot source's lock: %m");
+	}
+	*ret = s;
+	return 0;
 }
 
 int

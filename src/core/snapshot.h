@@ -8,6 +8,7 @@
 #ifndef TORPOR_SNAPSHOT_H
 #define TORPOR_SNAPSHOT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -94,8 +95,29 @@ struct snapshot_ops {
 	void (*close)(struct snapshot *s);
 };
 
+/* Swap pages taken from the device at a time by whichever thread needs
+ * one (snapshot_open()). */
+#define SNAPSHOT_SWAP_BATCH 64
+
 struct snapshot {
+	/*
+	 * What callers call: once snapshot_open() returns, these are the
+	 * one-at-a-time entry points of snapshot.c, which call the source's
+	 * own (dev) under lock.  The kernel's device is not for two threads
+	 * at once: its ioctls fail with EBUSY while another thread is inside
+	 * read() or write() (system_transition_mutex, kernel/power/user.c).
+	 */
 	const struct snapshot_ops *ops;
+	const struct snapshot_ops *dev;	/* the source's own; NULL: ops are */
+	pthread_mutex_t lock;		/* held for every call on dev */
+	/* Swap pages taken (under lock) and not handed out yet: a thread
+	 * that writes the image takes the lock once per batch, not once per
+	 * page while the reading thread holds it page after page.  What is
+	 * left over the kernel frees with the rest (SNAPSHOT_FREE_SWAP_PAGES,
+	 * or closing the device). */
+	pthread_mutex_t swap_lock;
+	int64_t swap_batch[SNAPSHOT_SWAP_BATCH];
+	unsigned swap_have, swap_next;
 	enum torpor_snapshot_kind kind;
 	enum snapshot_mode mode;
 	size_t page_size;
@@ -155,7 +177,8 @@ const char *sim_spec_strerror(int r);
  * Open the source named by spec: "/dev/snapshot" (or another path to a
  * snapshot device) or a sim spec (see sim_parse_spec()).  With the kernel
  * source in hibernate mode this also calls mlockall().  EPERM is turned
- * into a message saying why (lockdown, nohibernate, secretmem).
+ * into a message saying why (lockdown, nohibernate, secretmem).  Its ops
+ * may be called from any thread: one call at a time reaches the device.
  */
 int snapshot_open(const char *spec, enum snapshot_mode mode,
 		  struct snapshot **ret);
