@@ -193,11 +193,14 @@ struct torpor_host {
 
 	/* Swap services of the snapshot device, for writers.  With the kernel
 	 * source these are SNAPSHOT_SET_SWAP_AREA (dev in the kernel's
-	 * new_encode_dev form, offset of the swap header in bytes),
+	 * new_encode_dev form, offset of the swap header in bytes, a whole
+	 * number of pages: the core hands the kernel pages),
 	 * SNAPSHOT_AVAIL_SWAP_SIZE, SNAPSHOT_ALLOC_SWAP_PAGE (returns the
-	 * byte offset of a free swap page) and SNAPSHOT_FREE_SWAP_PAGES.  With
-	 * the sim source they return -EOPNOTSUPP and the writer allocates
-	 * from the swap area itself. */
+	 * byte offset of a free swap page) and SNAPSHOT_FREE_SWAP_PAGES.  The
+	 * sim source models them on an inactive swap partition; on a swap
+	 * file it returns -EOPNOTSUPP and the writer allocates from the
+	 * swap area itself.  Any thread may call them: the core makes one
+	 * call at a time reach the device. */
 	int (*swap_set_area)(uint32_t kernel_dev, uint64_t offset);
 	int64_t (*swap_avail)(void);
 	int64_t (*swap_alloc_page)(void);

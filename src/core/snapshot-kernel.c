@@ -208,10 +208,13 @@ kernel_set_swap_area(struct snapshot *s, uint32_t dev, uint64_t offset)
 {
 	struct resume_swap_area area;
 
-	if (offset > INT64_MAX)
+	/* The kernel matches the offset against the first extent of its
+	 * swap areas (swap_type_of()), which it counts in pages, as it
+	 * counts resume_offset=; the host service takes bytes. */
+	if (offset % s->page_size)
 		return -EINVAL;
 	memset(&area, 0, sizeof(area));
-	area.offset = (__kernel_loff_t)offset;
+	area.offset = (__kernel_loff_t)(offset / s->page_size);
 	area.dev = dev;
 	if (ioctl(to_kernel(s)->fd, SNAPSHOT_SET_SWAP_AREA, &area) < 0)
 		return -errno;
