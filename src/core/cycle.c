@@ -616,8 +616,10 @@ cycle_drop_test_image(struct cycle *cy)
 static int
 cycle_suspend_to_both(struct cycle *cy)
 {
-	int r = cy->snap->ops->suspend_to_ram(cy->snap);
+	int r;
 
+	log_notice("image written: suspending to RAM (suspend to both)");
+	r = cy->snap->ops->suspend_to_ram(cy->snap);
 	if (r < 0) {
 		log_warning_errno(r, "could not suspend to RAM (%m); powering off: the image resumes at the next boot");
 		return 1;
