@@ -8,11 +8,12 @@
 # every shared library they need (found with ldd), the init script and the
 # files of one case.
 #
-# Usage: build-initramfs.sh [-f SRC=DEST]... [-T] BUILDDIR OUTDIR
+# Usage: build-initramfs.sh [-f SRC=DEST]... [-m MODULE]... [-T] BUILDDIR OUTDIR
 #   BUILDDIR  meson build directory holding src/torpor/torpor,
 #             src/torpor-resume/torpor-resume, plugins/*.so, tests/vm/marker
 #   OUTDIR    where to write initramfs.cpio and kernel.path
 #   -f        copy SRC into the initramfs as DEST (absolute), e.g. a config
+#   -m        load MODULE (and what it depends on) at boot too, e.g. ext4
 #   -T        torpor optional: build without torpor's programs (the
 #             kernel-baseline case and scripts/vm-shell before they exist)
 # Environment: TORPOR_VM_KERNEL=/boot/vmlinuz-VER picks the kernel (default:
@@ -22,16 +23,19 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 extra=()
+modules=(virtio_pci virtio_blk)
 torpor_optional=0
-while getopts "f:T" opt; do
+usage="usage: $0 [-f SRC=DEST]... [-m MODULE]... [-T] BUILDDIR OUTDIR"
+while getopts "f:m:T" opt; do
 	case "$opt" in
 	f) extra+=("$OPTARG") ;;
+	m) modules+=("$OPTARG") ;;
 	T) torpor_optional=1 ;;
-	*) echo "usage: $0 [-f SRC=DEST]... [-T] BUILDDIR OUTDIR" >&2; exit 1 ;;
+	*) echo "$usage" >&2; exit 1 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 2 ] || { echo "usage: $0 [-f SRC=DEST]... [-T] BUILDDIR OUTDIR" >&2; exit 1; }
+[ $# -eq 2 ] || { echo "$usage" >&2; exit 1; }
 builddir=$(cd "$1" && pwd)
 mkdir -p "$2"
 outdir=$(cd "$2" && pwd)
@@ -109,9 +113,10 @@ for applet in $("$busybox" --list-full); do
 	[ -e "$root/$applet" ] || ln -s /bin/busybox "$root/$applet"
 done
 
-# The virtio modules, in load order, resolved through modules.dep.
+# The virtio modules (and -m's), in load order, resolved through
+# modules.dep.
 : >"$root/lib/modules/load-order"
-for m in virtio_pci virtio_blk; do
+for m in "${modules[@]}"; do
 	modprobe -S "$kver" --show-depends "$m" 2>/dev/null |
 		awk '$1 == "insmod" { print $2 }'
 done | awk '!seen[$0]++' | while read -r ko; do

@@ -5,7 +5,9 @@
 #
 # The same guest (one kernel, one initramfs, -m 512, one swap partition on
 # one disk) hibernates and resumes in modes, round-robin, each
-# TORPOR_VM_PERF_ROUNDS times (default 3); TORPOR_VM_PERF_MODES picks them
+# TORPOR_VM_PERF_ROUNDS times (default 3), first with 1 vCPU and then with
+# 2 (TORPOR_VM_PERF_SMP, default "1 2": one table each, the ratios within
+# it); TORPOR_VM_PERF_MODES picks them
 # (in that order; kernel is needed for the ratios), by default kernel,
 # kernel-nocomp, lz4, lzo, none and lz4-a16-d:
 #   kernel         the kernel's own hibernation (swsusp, LZO by default)
@@ -44,6 +46,7 @@
 # logs stay in LOGDIR/MODE-ROUND/.
 
 perf_rounds=${TORPOR_VM_PERF_ROUNDS:-3}
+perf_smps=${TORPOR_VM_PERF_SMP:-1 2}
 perf_modes=${TORPOR_VM_PERF_MODES:-kernel kernel-nocomp lz4 lzo none lz4-a16-d}
 # The torpor modes among them, for the phase table.
 perf_torpor=$(for m in $perf_modes; do [ "${m#kernel}" = "$m" ] && echo "$m"; done)
@@ -62,14 +65,15 @@ perf_num() {
 	grep -E -m1 -o -- "$2 *[0-9.]+" "$1" | grep -oE '[0-9.]+$'
 }
 
-# perf_cycle MODE ROUND: two boots; appends a record to $logdir/records.
+# perf_cycle MODE ROUND: two boots at -smp $vm_smp; appends a record to
+# $records.
 perf_cycle() {
 	local mode=$1 round=$2 extra dir before=$failures
 	local t_hib hib k0 init_host init_up t_after t_hook res restore
 	local token sum pages hpages stored phases rphases disk_mib wio
 
 	extra=$(perf_append "$mode")
-	dir=$logdir/$mode-$round
+	dir=$logdir/smp$vm_smp/$mode-$round
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	# A fresh sparse disk each cycle: its allocated blocks afterwards
@@ -128,8 +132,8 @@ perf_cycle() {
 		n = split(rp, a, /[ ,]+/);
 		for (i = 1; i + 1 <= n; i += 2) { printf " r.%s=%s", a[i], a[i + 1]; rs += a[i + 1] }
 		if (n > 1 && rst != "-") printf " r.restore=%.3f", rst - rs;
-		printf "\n" }' >>"$logdir/records"
-	note "$(tail -n1 "$logdir/records")"
+		printf "\n" }' >>"$records"
+	note "$(tail -n1 "$records")"
 	for n in 1 2; do
 		mv "$logdir/boot$n.log" "$dir/boot$n.log"
 	done
@@ -154,7 +158,7 @@ perf_median() {
 			if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
 		x = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 		print k ~ /pages/ ? sprintf("%.0f", x) : k == "stored" ? sprintf("%.1f", x) : sprintf("%.3f", x)
-	}' "$logdir/records"
+	}' "$records"
 }
 
 perf_div() {
@@ -172,7 +176,7 @@ perf_table() {
 	khib=$(perf_median kernel hib)
 	kres=$(perf_median kernel res)
 	kpages=$(perf_median kernel pages)
-	echo "perf: medians of $perf_rounds rounds (seconds, host clock), -m $MEM, TCG, swap partition"
+	echo "perf: medians of $perf_rounds rounds (seconds, host clock), -smp $vm_smp, -m $MEM, TCG, swap partition"
 	printf '%-14s %9s %9s %9s %8s %8s %8s %8s %8s %8s\n' mode hibernate resume restore \
 		'hib/kLZO' 'res/kLZO' pages 'Δpages' 'hdr-pg' 'MiB'
 	for m in $perf_modes; do
@@ -219,14 +223,19 @@ perf_table() {
 
 perf_run() {
 	local round m
-	: >"$logdir/records"
-	for round in $(seq 1 "$perf_rounds"); do
-		for m in $perf_modes; do
-			note "$m, round $round of $perf_rounds"
-			perf_cycle "$m" "$round"
+	: >"$logdir/table.txt"
+	for vm_smp in $perf_smps; do
+		records=$logdir/records-smp$vm_smp
+		: >"$records"
+		for round in $(seq 1 "$perf_rounds"); do
+			for m in $perf_modes; do
+				note "-smp $vm_smp: $m, round $round of $perf_rounds"
+				perf_cycle "$m" "$round"
+			done
 		done
+		perf_table | tee -a "$logdir/table.txt"
+		echo | tee -a "$logdir/table.txt"
 	done
-	perf_table | tee "$logdir/table.txt"
 }
 
 perf_run

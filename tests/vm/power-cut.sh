@@ -41,7 +41,7 @@ boot_cut() {
 	rm -f "$pidfile"
 	start=${EPOCHREALTIME/./}
 	( timeout -k 5 "$limit" qemu-system-x86_64 \
-		-machine pc,accel=tcg -cpu qemu64 -m "$MEM" -smp 1 \
+		-machine pc,accel=tcg -cpu qemu64 -m "$MEM" -smp "$vm_smp" \
 		-nodefaults -no-reboot -display none -monitor none \
 		-serial stdio -net none -pidfile "$pidfile" \
 		-kernel "$kernel" -initrd "$initrd" -append "$append" \

@@ -4,6 +4,10 @@
 # The caller sets case_name, and logdir (the logs are $logdir/bootN.log)
 # before it boots.
 
+# The guest's vCPUs: 2, as on the machines people own (MTTCG runs them on
+# two host threads).  A case about the one-CPU paths sets vm_smp=1.
+vm_smp=2
+
 # skip WHY: the case cannot run here (exit 77, loudly).
 skip() {
 	echo "***********************************************************" >&2
@@ -33,7 +37,7 @@ stamp_lines() {
 # qemu_boot LOG LIMIT MEM KERNEL INITRD APPEND DISK...: one boot under
 # TCG, the disks as /dev/vda, /dev/vdb..., ended by `timeout` after LIMIT
 # seconds; sets boot_rc and boot_secs.  The array qemu_extra, when set,
-# adds its words to QEMU's command line.
+# adds its words to QEMU's command line; vm_smp gives the vCPUs.
 qemu_boot() {
 	local log=$1 limit=$2 mem=$3 kernel=$4 initrd=$5 append=$6
 	local start end disk drives=()
@@ -43,7 +47,7 @@ qemu_boot() {
 	done
 	start=${EPOCHREALTIME/./}
 	timeout -k 5 "$limit" qemu-system-x86_64 \
-		-machine pc,accel=tcg -cpu qemu64 -m "$mem" -smp 1 \
+		-machine pc,accel=tcg -cpu qemu64 -m "$mem" -smp "$vm_smp" \
 		-nodefaults -no-reboot -display none -monitor none \
 		-serial stdio -net none \
 		-kernel "$kernel" -initrd "$initrd" -append "$append" \

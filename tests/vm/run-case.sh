@@ -48,24 +48,42 @@ qemu-system-x86_64 -version >/dev/null 2>&1 ||
 # writer: raw | swap | kernel; part: "" (whole disk) or 1 (one partition)
 writer=raw filters="lzo checksum" test_mode=0 boots=3 mem2=$MEM append1= append2=
 flip=0 expect=resume after=poweroff daemon=0 s2h= conf_extra=
+# fs: the writer's storage is a file on an ext4 partition that the host
+# makes: swapfile (a swap file, the swap writer) or imagefile (the file
+# writer's image, made by torpor file-setup); boot 1 mounts it.
+fs=
+# expect_wt: 1, boot 1 must have written on the writer thread (which
+# `auto` turns on with more than one CPU); 0, on the cycle's own thread.
+expect_wt=
+# Every case boots 2 vCPUs (qemu-lib.sh) but one-cpu.
 case "$case_name" in
 kernel-baseline) writer=kernel ;;
-# The writes on the writer thread, which `auto` leaves off on the guest's
-# one vCPU: the real kernel's snapshot through it in every run.
-raw-lzo) conf_extra="write_thread = yes" append1=torpor.verbose=1 ;;
+raw-lzo) append1=torpor.verbose=1 expect_wt=1 ;;
+# The one-CPU paths: no worker thread, no writer thread, resume decoding
+# on its own thread (session.c, pool.c).
+one-cpu) vm_smp=1 writer=swap filters="lz4 checksum" append1=torpor.verbose=1 expect_wt=0 ;;
 reboot-lzo) after=reboot ;;
 daemon-lzo) daemon=1 ;;
 # Suspend to RAM (S3), woken by the RTC after 3 s, then hibernate.
 suspend-then-hibernate) s2h=3 ;;
 # The same, woken through QMP before the alarm: it must stay up.
 suspend-then-hibernate-early) s2h=60 expect=test ;;
-test-mode) test_mode=1 expect=test ;;
+# --test at 2 vCPUs: the same threads as a hibernation (the writer
+# thread taking swap pages from the kernel), as `torpor setup` runs it.
+test-mode) writer=swap filters="lz4 checksum" test_mode=1 expect=test append1=torpor.verbose=1 expect_wt=1 ;;
+# after = suspend (suspend to both), woken from RAM through QMP.
+suspend-both) writer=swap filters="lz4 checksum" after=suspend expect=test append1=torpor.verbose=1 expect_wt=1 ;;
 corrupt) flip=1 expect=refused ;;
 wrong-mem) mem2=768 expect=refused ;;
 noresume) append2=noresume expect=noresume ;;
-swap-lz4) writer=swap filters="lz4 checksum" ;;
+# The swap writer takes its pages from the kernel on the writer thread
+# while the cycle's thread reads the snapshot: what failed with EBUSY at
+# 2 vCPUs before every call went through one owner.
+swap-lz4) writer=swap filters="lz4 checksum" append1=torpor.verbose=1 expect_wt=1 ;;
 corrupt-swap) writer=swap filters="lz4 checksum" flip=1 expect=refused ;;
 swap-crypt) writer=swap filters="zlib crypt" ;;
+swapfile-lz4) writer=swap fs=swapfile filters="lz4 checksum" append1=torpor.verbose=1 expect_wt=1 ;;
+file-lzo) writer=file fs=imagefile append1=torpor.verbose=1 expect_wt=1 ;;
 # The kernel's own hibernation against torpor's chains: tests/vm/perf.sh.
 perf) writer=swap filters="lz4 lzo" ;;
 power-cut) writer=swap filters="lz4 checksum" expect=cuts ;;
@@ -86,17 +104,23 @@ le32() {
 	printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $((($1 >> 8) & 255)) \
 		$((($1 >> 16) & 255)) $((($1 >> 24) & 255))
 }
-# write_mbr DISK START SECTORS: one primary partition, type 82.
+# write_mbr DISK START SECTORS [TYPE]: one primary partition, of TYPE (an
+# octal printf escape; default \202, 0x82: Linux swap).
 write_mbr() {
 	local entry
-	entry="\\000\\000\\000\\000\\202\\000\\000\\000$(le32 "$2")$(le32 "$3")"
+	entry="\\000\\000\\000\\000${4:-\\202}\\000\\000\\000$(le32 "$2")$(le32 "$3")"
 	printf "$entry" | dd of="$1" bs=1 seek=446 conv=notrunc 2>/dev/null
 	printf '\125\252' | dd of="$1" bs=1 seek=510 conv=notrunc 2>/dev/null
 }
 
 dev=/dev/vda
 part_offset=0
-if [ "$writer" = swap ]; then
+if [ -n "$fs" ]; then
+	# An ext4 partition (0x83) that holds the swap file or image file.
+	write_mbr "$disk" 2048 $((1024 * 2048 - 2048)) '\203'
+	dev=/dev/vda1
+	part_offset=$((2048 * 512))
+elif [ "$writer" = swap ]; then
 	# A swap partition, as on a real machine: an MBR with one partition
 	# of type 82 (Linux swap) from sector 2048 to the end.
 	write_mbr "$disk" 2048 $((1024 * 2048 - 2048))
@@ -136,7 +160,7 @@ write_conf() {
 		echo "state_dir = /var/lib/torpor"
 		echo
 		echo "[$writer]"
-		echo "device = $dev"
+		echo "$storage"
 		case "$2" in
 		*crypt*)
 			echo
@@ -148,6 +172,12 @@ write_conf() {
 		[ -z "${4:-}" ] || printf '\n%s\n' "$4"
 	} >"$1"
 }
+# The writer's storage, as the guest names it.
+case "$fs" in
+swapfile) storage="device = /mnt/swapfile" ;;
+imagefile) storage="path = /mnt/torpor/image" ;;
+*) storage="device = $dev" ;;
+esac
 conf=$guest/torpor.conf
 files=()
 write_conf "$conf" "$filters" "$conf_extra"
@@ -187,6 +217,7 @@ fi
 
 opt_t=()
 [ "$writer" = kernel ] && opt_t=(-T)
+[ -n "$fs" ] && opt_t+=(-m ext4)
 if ! "$here/build-initramfs.sh" "${opt_t[@]}" "${files[@]}" "$builddir" "$guest" \
 	>"$logdir/build-initramfs.log" 2>&1; then
 	rc=$?
@@ -198,6 +229,52 @@ fi
 kernel=$(cat "$guest/kernel.path")
 initrd=$guest/initramfs.cpio
 
+# --- The ext4 partition of the fs cases, made on the host -----------------
+# resume_words: the kernel command line's resume location: the device,
+# or for a file what `torpor resume-args` says (the filesystem's UUID and
+# the file's first page), as a user would put it there.
+resume_words="resume=$dev"
+fs_page0=
+# fs_loop: the partition on a loop device; its path in $fs_dev.
+fs_loop() {
+	fs_dev=$(losetup -f --show -o "$part_offset" \
+		--sizelimit $((1024 * 1024 * 1024 - part_offset)) "$disk")
+}
+make_fs() {
+	local mnt=$logdir/mnt hostconf=$logdir/host.conf rc=0
+	fs_loop || return 1
+	mkdir -p "$mnt"
+	if ! mkfs.ext4 -q -F -b 4096 "$fs_dev" || ! mount "$fs_dev" "$mnt"; then
+		losetup -d "$fs_dev"
+		return 1
+	fi
+	# The host's view of the guest's configuration: the same storage
+	# under the host's mount point, the sim so that nothing here
+	# touches the host's /dev/snapshot.
+	printf '[torpor]\nsnapshot = sim\nwriter = %s\nfilters =\nplugin_dir = %s\n\n[%s]\n%s\n' \
+		"$writer" "$builddir/plugins" "$writer" "${storage/\/mnt/$mnt}" >"$hostconf"
+	[ "$fs" = imagefile ] && echo "size = 256M" >>"$hostconf"
+	case $fs in
+	swapfile)
+		dd if=/dev/zero of="$mnt/swapfile" bs=1M count=256 conv=fsync status=none &&
+			chmod 600 "$mnt/swapfile" && mkswap "$mnt/swapfile" >/dev/null || rc=1 ;;
+	imagefile)
+		"$builddir/src/torpor/torpor" file-setup --config "$hostconf" >"$logdir/file-setup.log" 2>&1 || rc=1 ;;
+	esac
+	[ "$rc" = 0 ] && resume_words=$("$builddir/src/torpor/torpor" resume-args --config "$hostconf" 2>"$logdir/resume-args.log") || rc=1
+	umount "$mnt"
+	losetup -d "$fs_dev"
+	return "$rc"
+}
+if [ -n "$fs" ]; then
+	make_fs || { cat "$logdir"/file-setup.log "$logdir"/resume-args.log >&2 2>/dev/null
+		echo "vm: FAIL $case_name: making the ext4 partition failed" >&2; exit 1; }
+	note "storage on ext4: $storage; $resume_words"
+	# Where the file's first page lies on the disk image.
+	off=$(sed -nE 's/.*resume_offset=([0-9]+).*/\1/p' <<<"$resume_words")
+	fs_page0=$((part_offset + ${off:-0} * 4096))
+fi
+
 # --- Booting --------------------------------------------------------------
 # boot N MEM TIMEOUT EXTRA-APPEND: sets boot_rc and boot_secs.
 boot() {
@@ -208,8 +285,12 @@ boot() {
 	# early IO-APIC timer check can miss its ticks and panic ("IO-APIC +
 	# timer doesn't work!"), as it did here under a load of 20.
 	local append="console=ttyS0 quiet loglevel=5 panic=-1 oops=panic no_timer_check"
-	append="$append torpor.case=$case_name torpor.boot=$n resume=$dev"
-	[ "$writer" = swap ] && append="$append torpor.swap=$dev"
+	append="$append torpor.case=$case_name torpor.boot=$n $resume_words"
+	case "$fs" in
+	swapfile) append="$append torpor.fs=$dev torpor.swapfile=/mnt/swapfile" ;;
+	imagefile) append="$append torpor.fs=$dev" ;;
+	*) [ "$writer" = swap ] && append="$append torpor.swap=$dev" ;;
+	esac
 	[ "$test_mode" = 1 ] && append="$append torpor.test=1"
 	[ "$daemon" = 1 ] && append="$append torpor.daemon=1"
 	[ -n "$s2h" ] && append="$append torpor.s2h=$s2h"
@@ -245,12 +326,14 @@ raw_signature() {
 	head -c 16 "$disk" | tr -d '\0'
 }
 swap_tail() {
-	dd if="$disk" bs=1 skip=$((part_offset + 4086)) count=10 2>/dev/null | tr -d '\0'
+	dd if="$disk" bs=1 skip=$((${fs_page0:-$part_offset} + 4086)) count=10 2>/dev/null | tr -d '\0'
 }
 # What the host sees on the disk: "image" or "none".
 disk_state() {
 	case "$writer" in
 	raw) [ "$(raw_signature)" = TORPOR-RAW-SIG01 ] && echo image || echo none ;;
+	file) [ "$(dd if="$disk" bs=1 skip="$fs_page0" count=8 2>/dev/null)" = TORPORF1 ] &&
+		echo image || echo none ;;
 	swap|kernel) [ "$(swap_tail)" = SWAPSPACE2 ] && echo none || echo image ;;
 	esac
 }
@@ -320,7 +403,9 @@ if [ "$case_name" = perf ]; then
 	. "$here/perf.sh"
 	exit 1
 fi
-[ -n "$s2h" ] && . "$here/s2h.sh"
+if [ -n "$s2h" ] || [ "$case_name" = suspend-both ]; then
+	. "$here/s2h.sh"
+fi
 
 # The power cuts have their own loop of boots (tests/vm/power-cut.sh), the
 # kills and the lockdown one boot each (kill-thaw.sh, lockdown.sh).
@@ -347,16 +432,21 @@ has 1 '^[0-9.]+ MARKER pid=' || fail "boot 1: the marker did not start"
 token=$(field 1 '^[0-9.]+ MARKER pid=' token)
 sum=$(field 1 '^[0-9.]+ MARKER pid=' sum)
 has 1 'VM: hibernate start' || fail "boot 1 did not reach the hibernation"
-if [ -n "$conf_extra" ]; then
-	has 1 'writes: .* \(writer thread\)' ||
-		fail "boot 1: the image was not written on the writer thread"
-fi
+case "$expect_wt" in
+1) has 1 'writes: .* \(writer thread\)' ||
+	fail "boot 1: the image was not written on the writer thread" ;;
+0) has 1 'writes: ' && ! has 1 'writes: .* \(writer thread\)' ||
+	fail "boot 1: the image was not written on the cycle's thread" ;;
+esac
+has 1 'Device or resource busy' &&
+	fail "boot 1: EBUSY: $(grep -m1 'Device or resource busy' "$logdir/boot1.log")"
 if [ "$writer" != kernel ]; then
 	has 1 'VM: torpor-resume exit 0' ||
 		fail "boot 1: torpor-resume did not exit 0 on an empty disk"
 fi
 if [ "$expect" = test ]; then
 	[ -n "$s2h" ] && check_s2h_boot1
+	[ "$case_name" = suspend-both ] && check_both_boot1
 	has 1 'VM: hibernate exit 0' || fail "boot 1: torpor hibernate --test did not exit 0"
 	has 1 "MARKER-AFTER .*token=$token sum=$sum" ||
 		fail "boot 1: the marker is not running after --test"
@@ -464,6 +554,17 @@ else
 	if [ "$writer" = swap ]; then
 		has 3 "VM: swap signature 'SWAPSPACE2'" ||
 			fail "boot 3: no swap signature"
+	fi
+fi
+
+# The file's filesystem: nothing of it changed after the snapshot.
+if [ -n "$fs" ]; then
+	if fs_loop; then
+		e2fsck -fn "$fs_dev" >"$logdir/e2fsck.log" 2>&1 ||
+			fail "e2fsck -fn: the ext4 partition is not clean: $(tail -5 "$logdir/e2fsck.log")"
+		losetup -d "$fs_dev"
+	else
+		fail "no loop device for e2fsck"
 	fi
 fi
 

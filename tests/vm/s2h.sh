@@ -1,12 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The suspend-then-hibernate cases' checks (sourced by run-case.sh): boot 1
-# suspends to RAM (S3) with the RTC's alarm $s2h seconds ahead;
-#   suspend-then-hibernate        the alarm wakes the guest and torpor
+# The cases that suspend to RAM (sourced by run-case.sh).  Boot 1 suspends
+# to RAM (S3):
+#   suspend-then-hibernate        with the RTC's alarm $s2h seconds ahead:
+#                                 the alarm wakes the guest and torpor
 #                                 hibernates; boot 2 resumes the marker
-#   suspend-then-hibernate-early  the host wakes the guest through QMP
-#                                 (system_wakeup) long before the alarm:
-#                                 torpor stays up, the marker runs on, no
-#                                 image (run as --test's boots are)
+#   suspend-then-hibernate-early  the same, but the host wakes the guest
+#                                 through QMP (system_wakeup) long before
+#                                 the alarm: torpor stays up, the marker
+#                                 runs on, no image (run as --test's boots
+#                                 are)
+#   suspend-both                  after = suspend: the image written, the
+#                                 guest suspends; the host wakes it through
+#                                 QMP: torpor discards the image and the
+#                                 marker runs on (as --test's boots)
 
 # S3 must be offered to the guest (PIIX4's _S3 package; QEMU 7.2 offers it
 # by default, later machine types may not).
@@ -24,11 +30,12 @@ kernel=/boot/vmlinuz-$(cat "$guest/kernel.release")
 [ -f "$kernel" ] || { echo "vm: FAIL $case_name: no $kernel" >&2; exit 1; }
 scale=$((scale * 3))
 
-# Wake the suspended guest through QMP once boot 1 says it suspends.
+# wake_early LINE: wake the suspended guest through QMP once boot 1 says
+# LINE (that it suspends).
 wake_early() {
 	local i
 	for i in $(seq $((240 * scale))); do
-		grep -q 'the RTC wakes the machine in' "$logdir/boot1.log" 2>/dev/null && break
+		grep -qF -- "$1" "$logdir/boot1.log" 2>/dev/null && break
 		sleep 0.5
 	done
 	sleep 3
@@ -52,11 +59,26 @@ except OSError:
 PY
 }
 
-if [ "$case_name" = suspend-then-hibernate-early ]; then
+case "$case_name" in
+suspend-then-hibernate-early) wake_line='the RTC wakes the machine in' ;;
+suspend-both) wake_line='image written: suspending to RAM' ;;
+*) wake_line= ;;
+esac
+if [ -n "$wake_line" ]; then
 	rm -f "$logdir/qmp.sock"
 	qemu_extra+=(-qmp "unix:$logdir/qmp.sock,server=on,wait=off")
-	wake_early >"$logdir/qmp.log" 2>&1 &
+	wake_early "$wake_line" >"$logdir/qmp.log" 2>&1 &
 fi
+
+# after = suspend: the image was written before the suspend, discarded
+# after the wake.
+check_both_boot1() {
+	has 1 'hibernate: [0-9]+ pages' || fail "boot 1: no image was written"
+	grep -q '"event": "WAKEUP"' "$logdir/qmp.log" ||
+		fail "QMP's system_wakeup did not wake the guest: $(cat "$logdir/qmp.log")"
+	has 1 'woke up from suspend to RAM: discarding the image on disk' ||
+		fail "boot 1: torpor did not say it woke from RAM and discarded the image"
+}
 
 check_s2h_early() {
 	has 1 'VM: hook pre suspend-then-hibernate suspend$' ||
