@@ -11,10 +11,11 @@
  * byte for byte, so the swap UUID and label (bytes 1036..1068, never
  * written) and the signature survive.
  *
- * Pages come from the kernel (SNAPSHOT_ALLOC_SWAP_PAGE) with the kernel
- * snapshot source.  With the simulated source torpor allocates from the
- * swap area itself, front to back; that is only safe while the kernel does
- * not use the area, so the area must not be active (swapoff).
+ * Pages come from the snapshot source (SNAPSHOT_ALLOC_SWAP_PAGE): the
+ * kernel's, or the sim's model of it on a swap partition.  On a swap file
+ * the sim cannot allocate, and torpor allocates from the area itself,
+ * front to back.  With the sim the area must not be active (swapoff):
+ * the running kernel would hand its pages to others.
  *
  * A swap file is written through the block device under it, at the
  * physical offsets FIEMAP gives, so nothing of its filesystem changes; it
