@@ -284,8 +284,11 @@ static void
 gen_text(struct rng *r, uint64_t seed, const struct sim_library *lib,
 	 uint8_t *p)
 {
+	/* Bytes, not strings: the two-byte ones have no NUL (gcc 15 and
+	 * later warn about a string literal that leaves it out). */
 	static const char seps[8][2] = {
-		" ", " ", " ", ", ", ", ", ". ", ".\n", "\n",
+		{ ' ' }, { ' ' }, { ' ' }, { ',', ' ' }, { ',', ' ' },
+		{ '.', ' ' }, { '.', '\n' }, { '\n' },
 	};
 	static const uint8_t sep_len[8] = { 1, 1, 1, 2, 2, 2, 2, 1 };
 	uint8_t buf[SIM_PAGE_SIZE + 256];
