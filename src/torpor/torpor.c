@@ -32,6 +32,7 @@
 #include "status.h"
 
 #include "client.h"
+#include "kernel-location.h"
 #include "stale.h"
 #include "suspend-then-hibernate.h"
 #include "view.h"
@@ -54,6 +55,7 @@ static bool arg_force;
 static bool arg_json;
 static bool arg_verbose;
 static bool arg_stale;
+static bool arg_kernel;
 static unsigned arg_wait_device;
 
 struct command {
@@ -84,7 +86,7 @@ static const struct command commands[] = {
 	{ "config", "", "print the effective configuration", cmd_config, false },
 	{ "verify", "[--passphrase-file FILE]", "read and check a stored image through the whole chain", cmd_verify, false },
 	{ "invalidate", "[--stale [--wait-device SECONDS]]", "discard a stored image so that it is never resumed", cmd_invalidate, false },
-	{ "resume-args", "", "print the kernel command line words that locate the image", cmd_resume_args, false },
+	{ "resume-args", "[--kernel]", "print the kernel command line words that locate the image (--kernel: hand the location to the running kernel, /sys/power/resume)", cmd_resume_args, false },
 	{ "keygen", "[--passphrase-file FILE] [--output DIR] [--force]", "create the key pair of the crypt filter", cmd_keygen, true },
 	{ "file-setup", "", "allocate the image file of the file writer", cmd_file_setup, true },
 	{ "bench", "[--size SIZE] [--chain CHAIN]...", "measure the chain's throughput against its baselines", torpor_bench_main, true },
@@ -104,6 +106,7 @@ enum {
 	OPT_STALE,
 	OPT_WAIT_DEVICE,
 	OPT_DELAY,
+	OPT_KERNEL,
 };
 
 struct cli_option {
@@ -133,6 +136,7 @@ static const struct cli_option cli_options[] = {
 	{ "json", OPT_JSON, NULL, NULL, false },
 	{ "stale", OPT_STALE, NULL, NULL, false },
 	{ "wait-device", OPT_WAIT_DEVICE, "SECONDS", NULL, false },
+	{ "kernel", OPT_KERNEL, NULL, NULL, false },
 	{ "verbose", 'v', NULL, "say more (repeat for debug)", true },
 	{ "quiet", 'q', NULL, "errors only", true },
 	{ "help", 'h', NULL, "this help", false },
@@ -429,7 +433,12 @@ cmd_resume_args(int argc, char **argv)
 	if (r >= 0) {
 		w = s.reg.active_writer;
 		r = plugin_resume_args(w, words, sizeof(words));
-		if (r >= 0)
+		if (r >= 0 && arg_kernel && strcmp(w->ops.name, "swap") != 0)
+			printf("resume-args: writer '%s' keeps the image outside swap: nothing for the kernel's resume device\n",
+			       w->ops.name);
+		else if (r >= 0 && arg_kernel)
+			r = kernel_location_apply(words);
+		else if (r >= 0)
 			printf("%s\n", words);
 		else if (r == -EOPNOTSUPP)
 			log_error("writer '%s' cannot name its resume location",
@@ -615,6 +624,9 @@ apply_option(int id, const char *arg)
 	case OPT_STALE:
 		arg_stale = true;
 		break;
+	case OPT_KERNEL:
+		arg_kernel = true;
+		break;
 	case OPT_WAIT_DEVICE:
 		if (session_parse_wait(arg, &arg_wait_device) < 0)
 			return EXIT_FAILURE;
@@ -758,6 +770,10 @@ command_to_run(int argc, char **argv)
 	}
 	if ((arg_stale || arg_wait_device) && cmd->run != cmd_invalidate) {
 		log_error("%s: --stale and --wait-device belong to 'invalidate'", cmd->name);
+		return NULL;
+	}
+	if (arg_kernel && cmd->run != cmd_resume_args) {
+		log_error("%s: --kernel belongs to 'resume-args'", cmd->name);
 		return NULL;
 	}
 	if (arg_wait_device && !arg_stale) {

@@ -16,6 +16,16 @@ write_config swap "device = $sw"
 t_run torpor resume-args
 expect_rc 0 "resume-args"
 expect_out "^resume=UUID=$fsuuid resume_offset=$phys\$" "resume-args names the filesystem and the file's first page"
+# For the running kernel: the filesystem's device and the file's page.
+mkdir -p "$WORK/sysroot/sys/power"
+: >"$WORK/sysroot/sys/power/resume"
+: >"$WORK/sysroot/sys/power/resume_offset"
+t_run env TORPOR_TEST_SYSROOT="$WORK/sysroot" "$TORPOR_BIN" --config "$CONF" --plugin-dir "$PLUGINS" resume-args --kernel
+expect_rc 0 "resume-args --kernel"
+[ "$(cat "$WORK/sysroot/sys/power/resume_offset")" = "$phys" ] ||
+	fail "resume-args --kernel: offset '$(cat "$WORK/sysroot/sys/power/resume_offset")', not $phys"
+[ "$(cat "$WORK/sysroot/sys/power/resume")" = "$(printf '%d:%d' "0x$(stat -c %t "$dev")" "0x$(stat -c %T "$dev")")" ] ||
+	fail "resume-args --kernel: device '$(cat "$WORK/sysroot/sys/power/resume")'"
 full_cycle "swap file"
 [ "$(blkid -p -o value -s TYPE "$sw")" = swap ] || fail "blkid TYPE after resume"
 [ "$(blkid -p -o value -s UUID "$sw")" = "$uuid" ] || fail "UUID changed"

@@ -29,6 +29,23 @@ expect_swap_area "$dev" "$uuid" "$label" "after resume"
 [ "$(dd if="$dev" bs=1 skip=4032 count=8 status=none)" = TORPORCR ] ||
 	fail "no consumed-image record after resume"
 
+# resume-args --kernel: the location for the running kernel (logind's
+# resume device), here into a fake /sys/power.
+mkdir -p "$WORK/sysroot/sys/power"
+echo 0:0 >"$WORK/sysroot/sys/power/resume"
+echo 0 >"$WORK/sysroot/sys/power/resume_offset"
+t_run env TORPOR_TEST_SYSROOT="$WORK/sysroot" "$TORPOR_BIN" --config "$CONF" --plugin-dir "$PLUGINS" resume-args --kernel
+expect_rc 0 "resume-args --kernel"
+devno=$(printf '%d:%d' "0x$(stat -c %t "$dev")" "0x$(stat -c %T "$dev")")
+[ "$(cat "$WORK/sysroot/sys/power/resume")" = "$devno" ] ||
+	fail "resume-args --kernel wrote '$(cat "$WORK/sysroot/sys/power/resume")', not $devno"
+[ "$(cat "$WORK/sysroot/sys/power/resume_offset")" = 0 ] || fail "resume-args --kernel: offset"
+expect_out "the kernel's resume device is now $devno \\($dev\\), offset 0 pages" "resume-args --kernel says it"
+rm -f "$WORK/sysroot/sys/power/resume"
+t_run env TORPOR_TEST_SYSROOT="$WORK/sysroot" "$TORPOR_BIN" --config "$CONF" --plugin-dir "$PLUGINS" resume-args --kernel
+expect_rc 1 "resume-args --kernel without /sys/power/resume"
+expect_err "cannot open .*/sys/power/resume" "resume-args --kernel without /sys/power/resume"
+
 # By UUID= and LABEL=, with no udev links: the writer scans itself.
 write_config swap "device = UUID=$uuid"
 full_cycle "swap by UUID"
