@@ -1289,206 +1289,49 @@ sim_close(struct snapshot *s)
 
 /* The device's entry points: each takes the transition lock as the
  * kernel does (an ioctl tries it, read(), write() and reboot() wait). */
-static int
-sim_freeze(struct snapshot *s)
-{
-	int r = ioctl_enter(s);
+#define SIM_IOCTL(name, type, params, args)				\
+	static type							\
+	sim_##name params						\
+	{								\
+		type r = ioctl_enter(s);				\
+									\
+		if (r < 0)						\
+			return r;					\
+		r = do_##name args;					\
+		leave(s);						\
+		return r;						\
+	}
+#define SIM_WAIT(name, type, params, args)				\
+	static type							\
+	sim_##name params						\
+	{								\
+		type r;							\
+									\
+		io_enter(s);						\
+		r = do_##name args;					\
+		leave(s);						\
+		return r;						\
+	}
 
-	if (r < 0)
-		return r;
-	r = do_freeze(s);
-	leave(s);
-	return r;
-}
-
-static int
-sim_unfreeze(struct snapshot *s)
-{
-	int r = ioctl_enter(s);
-
-	if (r < 0)
-		return r;
-	r = do_unfreeze(s);
-	leave(s);
-	return r;
-}
-
-static int
-sim_pref_image_size(struct snapshot *s, uint64_t bytes)
-{
-	int r = ioctl_enter(s);
-
-	if (r < 0)
-		return r;
-	r = do_pref_image_size(s, bytes);
-	leave(s);
-	return r;
-}
-
-static int
-sim_create_image(struct snapshot *s, int *in_suspend)
-{
-	int r = ioctl_enter(s);
-
-	if (r < 0)
-		return r;
-	r = do_create_image(s, in_suspend);
-	leave(s);
-	return r;
-}
-
-static int
-sim_image_size(struct snapshot *s, uint64_t *ret)
-{
-	int r = ioctl_enter(s);
-
-	if (r < 0)
-		return r;
-	r = do_image_size(s, ret);
-	leave(s);
-	return r;
-}
-
-static int
-sim_atomic_restore(struct snapshot *s)
-{
-	int r = ioctl_enter(s);
-
-	if (r < 0)
-		return r;
-	r = do_atomic_restore(s);
-	leave(s);
-	return r;
-}
-
-static int
-sim_free_image(struct snapshot *s)
-{
-	int r = ioctl_enter(s);
-
-	if (r < 0)
-		return r;
-	r = do_free_image(s);
-	leave(s);
-	return r;
-}
-
-static int
-sim_platform_support(struct snapshot *s, bool on)
-{
-	int r = ioctl_enter(s);
-
-	if (r < 0)
-		return r;
-	r = do_platform_support(s, on);
-	leave(s);
-	return r;
-}
-
-static int
-sim_power_off(struct snapshot *s)
-{
-	int r = ioctl_enter(s);
-
-	if (r < 0)
-		return r;
-	r = do_power_off(s);
-	leave(s);
-	return r;
-}
-
-static int
-sim_suspend_to_ram(struct snapshot *s)
-{
-	int r = ioctl_enter(s);
-
-	if (r < 0)
-		return r;
-	r = do_suspend_to_ram(s);
-	leave(s);
-	return r;
-}
-
-static int
-sim_set_swap_area(struct snapshot *s, uint32_t dev, uint64_t offset)
-{
-	int r = ioctl_enter(s);
-
-	if (r < 0)
-		return r;
-	r = do_set_swap_area(s, dev, offset);
-	leave(s);
-	return r;
-}
-
-static int64_t
-sim_avail_swap(struct snapshot *s)
-{
-	int64_t r = ioctl_enter(s);
-
-	if (r < 0)
-		return r;
-	r = do_avail_swap(s);
-	leave(s);
-	return r;
-}
-
-static int64_t
-sim_alloc_swap_page(struct snapshot *s)
-{
-	int64_t r = ioctl_enter(s);
-
-	if (r < 0)
-		return r;
-	r = do_alloc_swap_page(s);
-	leave(s);
-	return r;
-}
-
-static int
-sim_free_swap_pages(struct snapshot *s)
-{
-	int r = ioctl_enter(s);
-
-	if (r < 0)
-		return r;
-	r = do_free_swap_pages(s);
-	leave(s);
-	return r;
-}
-
-static ssize_t
-sim_read_page(struct snapshot *s, void *buf)
-{
-	ssize_t r;
-
-	io_enter(s);
-	r = do_read_page(s, buf);
-	leave(s);
-	return r;
-}
-
-static ssize_t
-sim_write_page(struct snapshot *s, const void *buf)
-{
-	ssize_t r;
-
-	io_enter(s);
-	r = do_write_page(s, buf);
-	leave(s);
-	return r;
-}
-
-static int
-sim_reboot(struct snapshot *s)
-{
-	int r;
-
-	io_enter(s);
-	r = do_reboot(s);
-	leave(s);
-	return r;
-}
+SIM_IOCTL(freeze, int, (struct snapshot *s), (s))
+SIM_IOCTL(unfreeze, int, (struct snapshot *s), (s))
+SIM_IOCTL(pref_image_size, int, (struct snapshot *s, uint64_t bytes), (s, bytes))
+SIM_IOCTL(create_image, int, (struct snapshot *s, int *in_suspend),
+	  (s, in_suspend))
+SIM_IOCTL(image_size, int, (struct snapshot *s, uint64_t *ret), (s, ret))
+SIM_IOCTL(atomic_restore, int, (struct snapshot *s), (s))
+SIM_IOCTL(free_image, int, (struct snapshot *s), (s))
+SIM_IOCTL(platform_support, int, (struct snapshot *s, bool on), (s, on))
+SIM_IOCTL(power_off, int, (struct snapshot *s), (s))
+SIM_IOCTL(suspend_to_ram, int, (struct snapshot *s), (s))
+SIM_IOCTL(set_swap_area, int, (struct snapshot *s, uint32_t dev, uint64_t offset),
+	  (s, dev, offset))
+SIM_IOCTL(avail_swap, int64_t, (struct snapshot *s), (s))
+SIM_IOCTL(alloc_swap_page, int64_t, (struct snapshot *s), (s))
+SIM_IOCTL(free_swap_pages, int, (struct snapshot *s), (s))
+SIM_WAIT(read_page, ssize_t, (struct snapshot *s, void *buf), (s, buf))
+SIM_WAIT(write_page, ssize_t, (struct snapshot *s, const void *buf), (s, buf))
+SIM_WAIT(reboot, int, (struct snapshot *s), (s))
 
 static const struct snapshot_ops sim_ops = {
 	.freeze = sim_freeze,
