@@ -60,40 +60,14 @@ kver=${kernel#/boot/vmlinuz-}
 moddir=/lib/modules/$kver
 [ -d "$moddir" ] || { echo "build-initramfs: $moddir missing" >&2; exit 77; }
 
-# The bzImage carries the kernel as an xz stream; extract it once per
-# kernel into the build dir.  --single-stream stops at the end of the
-# stream (the bzImage has trailing data after it).  Checked: an ELF whose
-# every segment lies inside the file.  Fall back to the bzImage otherwise.
+# The uncompressed kernel, once per kernel, in the build dir; the bzImage
+# when it cannot be extracted.
 cache=$builddir/vm-kernel
 mkdir -p "$cache"
 vmlinux=$cache/vmlinux-$kver
 boot_kernel=$kernel
-if [ ! -s "$vmlinux" ] || [ "$vmlinux" -ot "$kernel" ]; then
-	rm -f "$vmlinux"
-	off=$(LC_ALL=C grep -obUaP -m 1 '\xfd7zXZ\x00' "$kernel" | cut -d: -f1 | head -n 1 || true)
-	if [ -n "$off" ] &&
-	   tail -c +$((off + 1)) "$kernel" >"$vmlinux.xz" &&
-	   xz -dc --single-stream "$vmlinux.xz" >"$vmlinux.tmp" 2>/dev/null &&
-	   python3 - "$vmlinux.tmp" <<'PY'
-import struct, sys
-d = open(sys.argv[1], 'rb').read()
-if d[:4] != b'\x7fELF' or d[4] != 2:
-    sys.exit(1)
-phoff, = struct.unpack_from('<Q', d, 0x20)
-phentsize, phnum = struct.unpack_from('<HH', d, 0x36)
-for i in range(phnum):
-    p_type, _, p_offset, _, _, p_filesz = struct.unpack_from('<IIQQQQ', d, phoff + i * phentsize)
-    if p_type == 1 and p_offset + p_filesz > len(d):
-        sys.exit(1)
-PY
-	then
-		mv "$vmlinux.tmp" "$vmlinux"
-		rm -f "$vmlinux.xz"
-	else
-		rm -f "$vmlinux.tmp" "$vmlinux.xz"
-		echo "build-initramfs: could not extract vmlinux from $kernel; booting the bzImage (slower)" >&2
-	fi
-fi
+"$here/extract-vmlinux.sh" "$kernel" "$vmlinux" ||
+	echo "build-initramfs: could not extract vmlinux from $kernel; booting the bzImage (slower)" >&2
 [ -s "$vmlinux" ] && boot_kernel=$vmlinux
 echo "$boot_kernel" >"$outdir/kernel.path"
 echo "$kver" >"$outdir/kernel.release"

@@ -3,15 +3,15 @@
 #
 # Install what the VM suite needs, when it is missing: QEMU, Debian's
 # kernel, a static busybox and the tools build-initramfs.sh uses; for the
-# distribution cases, mmdebstrap (a Debian 12 root filesystem), sfdisk and
-# e2fsprogs (its disk image).
+# distribution cases, mmdebstrap (the Debian root filesystems), sfdisk and
+# e2fsprogs (their disk images) and OVMF (the EFI firmware).
 # Idempotent: does nothing when everything is there.
 # Exit: 0 everything installed, 77 missing and not root (cannot install),
 # 1 apt-get failed.
 set -eu
 
 pkgs=(qemu-system-x86 linux-image-amd64 busybox-static xz-utils cpio kmod
-	mmdebstrap fdisk e2fsprogs)
+	mmdebstrap fdisk e2fsprogs ovmf)
 
 missing=()
 for p in "${pkgs[@]}"; do
