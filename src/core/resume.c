@@ -512,6 +512,34 @@ restore_pages(void *ctx, const uint8_t *pages, size_t len)
 	return 0;
 }
 
+/*
+ * One write() more once every page is in, which must say that the image
+ * is complete (0), as the kernel's own loader asks until it does.  Since
+ * 6.6 the kernel leaves zero pages out of the image and clears them as
+ * it walks past them when it is asked for the next page: zero pages at
+ * the end of the image are only cleared by that last request (kernels
+ * before a 2026 stable fix did not do it at the restore), and a resumed
+ * system would otherwise run with whatever they held.
+ */
+static int
+drain_device(struct resume *rs)
+{
+	uint8_t *zero = calloc(1, rs->snap->page_size);
+	ssize_t k;
+
+	if (!zero)
+		return -ENOMEM;
+	k = rs->snap->ops->write_page(rs->snap, zero);
+	free(zero);
+	if (k < 0)
+		return log_error_errno((int)k, "the snapshot device refused the end of the image after %" PRIu64 " pages: %m",
+				       rs->pages);
+	if (k > 0)
+		return log_error_errno(-EPERM, "the snapshot device wants more than the image's %" PRIu64 " pages",
+				       rs->pages);
+	return 0;
+}
+
 /* From here on a failure must never be retried at the next boot. */
 static int
 invalidate_before_restore(struct resume *rs)
@@ -559,6 +587,9 @@ resume_stream(struct resume *rs)
 	if (rs->pages != rs->h.page_count)
 		return log_error_errno(-EIO, "handed %" PRIu64 " of %" PRIu64 " pages",
 				       rs->pages, rs->h.page_count);
+	r = drain_device(rs);
+	if (r < 0)
+		return r;
 	return invalidate_before_restore(rs);
 }
 
