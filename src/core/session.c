@@ -354,9 +354,11 @@ session_parse_wait(const char *text, unsigned *ret_seconds)
 
 	errno = 0;
 	v = strtoul(text, &end, 10);
-	if (errno || end == text || *end || text[0] == '-' || v > 3600)
+	if (errno || end == text || *end || text[0] == '-' ||
+	    v > SESSION_MAX_WAIT_SECONDS)
 		return log_error_errno(-EINVAL,
-			"--wait-device '%s': expected seconds, 0 to 3600", text);
+			"--wait-device '%s': expected seconds, 0 to %u", text,
+			SESSION_MAX_WAIT_SECONDS);
 	*ret_seconds = (unsigned)v;
 	return 0;
 }
