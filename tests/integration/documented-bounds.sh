@@ -38,11 +38,6 @@ same() {
 	[ "$2" = "$3" ] || fail "$1: $2 here, $3 there"
 }
 
-# expect_line TEXT WHAT: stderr holds TEXT as a whole line.
-expect_line() {
-	grep -Fxq -- "$1" "$ERR" || fail "$2: stderr lacks the line '$1'"
-}
-
 # expect_only TEXT WHAT: stderr is TEXT and nothing else.
 expect_only() {
 	[ "$(cat "$ERR")" = "$1" ] || fail "$2: stderr is not just '$1'"
@@ -65,7 +60,7 @@ core_refuses() {	# core_refuses KEY VALUE REASON
 	write_config "sim:1M" "" "$1 = $2"
 	t_run cfg torpor config
 	expect_rc 1 "$1 = $2"
-	expect_line "torpor: $CONF:$(line_of "^$1 = "): [torpor] key '$1': $3" \
+	expect_err_line "torpor: $CONF:$(line_of "^$1 = "): [torpor] key '$1': $3" \
 		"$1 = $2"
 }
 
@@ -81,7 +76,7 @@ plugin_refuses() {	# plugin_refuses PLUGIN KEY VALUE REASON
 	printf '\n[%s]\n%s = %s\n' "$1" "$2" "$3" >>"$CONF"
 	t_run cfg torpor config
 	expect_rc 1 "[$1] $2 = $3"
-	expect_line "torpor: $CONF:$(line_of "^$2 = "): [$1] key '$2': $4" \
+	expect_err_line "torpor: $CONF:$(line_of "^$2 = "): [$1] key '$2': $4" \
 		"[$1] $2 = $3"
 }
 
@@ -308,7 +303,7 @@ passphrase-file)
 	t_run kg "$TORPOR" keygen --passphrase-file "$WORK/pass$((most + 1))" --output "$WORK/k2" \
 		--kdf-memory 8 --kdf-passes 1
 	expect_rc 1 "a passphrase file of $((most + 1)) bytes"
-	expect_line "torpor: passphrase file $WORK/pass$((most + 1)): $((most + 1)) bytes, more than a passphrase file may hold ($most): refusing it" \
+	expect_err_line "torpor: passphrase file $WORK/pass$((most + 1)): $((most + 1)) bytes, more than a passphrase file may hold ($most): refusing it" \
 		"a passphrase file of $((most + 1)) bytes"
 	[ -e "$WORK/k2/crypt.key" ] && fail "keygen wrote a key from a file too large"
 	;;
