@@ -131,16 +131,26 @@ chain-writer-as-filter|chain-filter-as-writer|chain-missing-filter|chain-missing
 		key=writer reason="plugin 'nosuch' is not installed: the plugin directory $TORPOR_PLUGINDIR has no nosuch.so" ;;
 	esac
 	where="$CONF:$(line_of "^$key = "): [torpor] key '$key'"
-	t_run hib torpor hibernate --direct
+	# Given --config (lib.sh's torpor) it runs directly: the error
+	# stands alone, and -v says why torpord was not asked.
+	t_run hib torpor hibernate
 	expect_rc 1 "$case_name: hibernate"
-	expect_err_line "torpor: $where: $reason" "$case_name: hibernate"
+	[ "$(cat "$ERR")" = "torpor: $where: $reason" ] ||
+		fail "$case_name: hibernate: stderr is not just the error"
+	t_run hib torpor -v hibernate
+	expect_rc 1 "$case_name: hibernate -v"
+	expect_err_line "torpor: running directly: --config, --plugin-dir and --passphrase-file are for this command, not torpord" \
+		"$case_name: hibernate -v"
+	expect_err_line "torpor: $where: $reason" "$case_name: hibernate -v"
 	if [ "$key" = writer ]; then
 		t_run ver torpor verify
 		expect_rc 1 "$case_name: verify"
-		expect_err_line "torpor: $where: $reason" "$case_name: verify"
+		[ "$(cat "$ERR")" = "torpor: $where: $reason" ] ||
+			fail "$case_name: verify: stderr is not just the error"
 		t_run res torpor_resume
 		expect_rc 1 "$case_name: torpor-resume"
-		expect_err_line "torpor-resume: $where: $reason" "$case_name: torpor-resume"
+		[ "$(cat "$ERR")" = "torpor-resume: $where: $reason" ] ||
+			fail "$case_name: torpor-resume: stderr is not just the error"
 	fi
 	;;
 threads)
