@@ -60,7 +60,7 @@ static struct bd_image img;
 static const struct torpor_config_key file_keys[] = {
 	{ .name = "path", .type = TORPOR_CONFIG_PATH, .default_value = DEFAULT_PATH,
 	  .help = "the preallocated image file (create it with 'torpor file-setup')" },
-	{ .name = "size", .type = TORPOR_CONFIG_SIZE, .min = 1 << 20,
+	{ .name = "size", .type = TORPOR_CONFIG_SIZE, .min = BD_FILE_MIN_SIZE,
 	  .max = INT64_MAX,
 	  .help = "size of the image file that 'torpor file-setup' allocates" },
 	{ .name = NULL },

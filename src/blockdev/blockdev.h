@@ -40,6 +40,10 @@
 /* Largest single transfer, and the size of each device's bounce buffer. */
 #define BD_IO_MAX (1u << 20)
 
+/* The smallest image file: [file] size, file-setup --size and setup
+ * --size, as torpor-plugins(7) and torpor(8) say ("at least 1M"). */
+#define BD_FILE_MIN_SIZE (1u << 20)
+
 /* ---- naming devices ------------------------------------------------------ */
 
 /*

@@ -457,6 +457,36 @@ config_get(const struct torpor_config *c, const char *section,
 	return e ? e->value : NULL;
 }
 
+const char *
+config_key_place(const struct torpor_config *c, const char *section,
+		 const char *key, char *buf, size_t size)
+{
+	const struct config_entry *e = find_entry(c, section, key);
+	const char *path = c && c->path ? c->path : "configuration";
+
+	if (e)
+		snprintf(buf, size, "%s:%u: [%s] key '%s'", path, e->line,
+			 section, key);
+	else
+		snprintf(buf, size, "%s", path);
+	return buf;
+}
+
+const char *
+config_key_naming(const struct torpor_config *c, const char *name)
+{
+	size_t i;
+
+	if (!c || !name)
+		return NULL;
+	if (c->writer && strcmp(c->writer, name) == 0)
+		return "writer";
+	for (i = 0; i < c->n_filters; i++)
+		if (strcmp(c->filters[i], name) == 0)
+			return "filters";
+	return NULL;
+}
+
 const struct torpor_config_key *
 config_find_key(const struct torpor_plugin *p, const char *key)
 {

@@ -127,6 +127,20 @@ void config_free(struct torpor_config *c);
 const char *config_get(const struct torpor_config *c, const char *section,
 		       const char *key);
 
+/*
+ * Where [section] key is set, in the form every key error takes:
+ * "FILE:LINE: [section] key 'KEY'" into buf (size bytes), or "FILE" alone
+ * when the file does not set it (and "configuration" for FILE without
+ * one).  Returns buf, for messages that go on with ": reason".
+ */
+const char *config_key_place(const struct torpor_config *c,
+			     const char *section, const char *key, char *buf,
+			     size_t size);
+
+/* The [torpor] key that names plugin name: "writer", else "filters", or
+ * NULL when neither does. */
+const char *config_key_naming(const struct torpor_config *c, const char *name);
+
 /* The key plugin p declares under that name, or NULL. */
 const struct torpor_config_key *config_find_key(const struct torpor_plugin *p,
 						const char *key);

@@ -639,6 +639,25 @@ name_in(const char *name, const char *const *list, size_t n)
 	return false;
 }
 
+/* A required plugin with no file in dir: said at the [torpor] key that
+ * names it, as a key error is, when the configuration does. */
+static void
+say_missing(const char *dir, const char *name)
+{
+	const char *key = config_key_naming(loader_config, name);
+	char place[PATH_MAX + 64];
+
+	if (!key) {
+		log_error("plugin %s/%s%s is required by the configuration but does not exist",
+			  dir, name, PLUGIN_SUFFIX);
+		return;
+	}
+	config_key_place(loader_config, CONFIG_CORE_SECTION, key, place,
+			 sizeof(place));
+	log_error("%s: plugin '%s' is not installed: the plugin directory %s "
+		  "has no %s%s", place, name, dir, name, PLUGIN_SUFFIX);
+}
+
 int
 loader_load_all(struct registry *r, const char *dir,
 		const char *const *required, size_t n_required,
@@ -672,8 +691,7 @@ loader_load_all(struct registry *r, const char *dir,
 		    name_in(required[i], (const char *const *)names, n) ||
 		    name_in(required[i], required, i))
 			continue;
-		log_error("plugin %s/%s%s is required by the configuration but does not exist",
-			  dir, required[i], PLUGIN_SUFFIX);
+		say_missing(dir, required[i]);
 		if (first == 0)
 			first = -ENOENT;
 	}

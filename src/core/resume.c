@@ -350,6 +350,44 @@ resume_rebuild_chain(struct resume *rs)
 }
 
 /*
+ * The writer holds every stored byte the header claims.  Its read() says
+ * -ENODATA past the end of what it holds, and the stream is read in
+ * pieces of STREAM_IO_SIZE: a header claiming more would fail the first
+ * piece and read as a missing chunk 0, though chunk 0 is there.  One
+ * byte at the claimed end tells; only when it is missing is the end the
+ * writer has found, by bisection (at most 64 reads of a byte, for an
+ * image that is refused anyway), so that both figures are said.
+ */
+static int
+check_stored_bytes(struct resume *rs)
+{
+	uint64_t claimed = rs->h.stored_bytes, held = 0, missing = claimed;
+	uint8_t byte;
+	int r;
+
+	if (claimed == 0)
+		return 0;
+	r = plugin_read(rs->writer, claimed - 1, &byte, 1);
+	if (r != -ENODATA)
+		return r;
+	/* held bytes are there, missing are not. */
+	while (missing - held > 1) {
+		uint64_t mid = held + (missing - held) / 2;
+
+		r = plugin_read(rs->writer, mid - 1, &byte, 1);
+		if (r == -ENODATA)
+			missing = mid;
+		else if (r < 0)
+			return r;
+		else
+			held = mid;
+	}
+	log_error("image refused: the header claims %" PRIu64 " stored bytes, more than the %" PRIu64 " bytes of stream that writer '%s' holds",
+		  claimed, held, rs->writer->ops.name);
+	return refuse(rs, REFUSAL_CORRUPT);
+}
+
+/*
  * The pool's threads within what this process may still take: its cgroups'
  * memory limits as well as the system's free memory (the kernel needs the
  * rest for the image's pages).  The pool and the read-ahead ring get at
@@ -731,6 +769,8 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 		r = resume_rebuild_chain(&rs);
 	if (r == 0 && o->mode == RESUME_INSPECT)
 		r = RESUME_DONE;
+	if (r == 0)
+		r = check_stored_bytes(&rs);
 	if (r == 0)
 		r = resume_prepare(&rs);
 	if (r == 0)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,21 +258,25 @@ session_open(struct torpor_session *s, const char *config_path,
 	return config_check_plugins(s->config, &s->reg);
 }
 
+/* The plugin a [torpor] key (filters or writer) names, of the type that
+ * key wants; a refusal is said at the key's line, as a key error is. */
 static int
 find_typed(struct torpor_session *s, const char *name,
 	   enum torpor_plugin_type type, struct plugin_entry **ret)
 {
 	struct plugin_entry *e = registry_find(&s->reg, name);
+	char place[PATH_MAX + 64];
 
+	config_key_place(s->config, CONFIG_CORE_SECTION,
+			 type == TORPOR_PLUGIN_WRITER ? "writer" : "filters",
+			 place, sizeof(place));
 	if (!e)
 		return log_error_errno(-ENOENT,
-			"%s: plugin '%s' is not installed in %s",
-			s->config->path ? s->config->path : "configuration",
-			name, s->plugin_dir);
+			"%s: plugin '%s' is not installed in %s", place, name,
+			s->plugin_dir);
 	if (e->ops.type != type)
 		return log_error_errno(-EINVAL, "%s: '%s' is a %s, not a %s",
-			s->config->path ? s->config->path : "configuration",
-			name, plugin_type_name(e->ops.type),
+			place, name, plugin_type_name(e->ops.type),
 			plugin_type_name(type));
 	*ret = e;
 	return 0;
@@ -354,9 +359,11 @@ session_parse_wait(const char *text, unsigned *ret_seconds)
 
 	errno = 0;
 	v = strtoul(text, &end, 10);
-	if (errno || end == text || *end || text[0] == '-' || v > 3600)
+	if (errno || end == text || *end || text[0] == '-' ||
+	    v > SESSION_MAX_WAIT_SECONDS)
 		return log_error_errno(-EINVAL,
-			"--wait-device '%s': expected seconds, 0 to 3600", text);
+			"--wait-device '%s': expected seconds, 0 to %u", text,
+			SESSION_MAX_WAIT_SECONDS);
 	*ret_seconds = (unsigned)v;
 	return 0;
 }

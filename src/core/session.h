@@ -53,7 +53,11 @@ void session_close(struct torpor_session *s);
  * (initialise, invalidate, clean up).  Logs failures. */
 int session_invalidate(struct torpor_session *s);
 
-/* --wait-device SECONDS: 0 to 3600.  Logs a wrong value, -EINVAL. */
+/* The longest --wait-device, as torpor(8) and torpor-resume(8) say. */
+#define SESSION_MAX_WAIT_SECONDS 3600u
+
+/* --wait-device SECONDS: 0 to SESSION_MAX_WAIT_SECONDS.  Logs a wrong
+ * value, -EINVAL. */
 int session_parse_wait(const char *text, unsigned *ret_seconds);
 
 /* A look for the writer's storage: a session of its own, the writer's

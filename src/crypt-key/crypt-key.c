@@ -177,23 +177,28 @@ crypt_argon2_check(uint32_t passes, uint32_t memory_kib, uint32_t parallel,
 		reason = dummy;
 		reason_size = sizeof(dummy);
 	}
-	if (passes < 1 || passes > CRYPT_ARGON2_MAX_PASSES) {
+	if (passes < CRYPT_ARGON2_MIN_PASSES ||
+	    passes > CRYPT_ARGON2_MAX_PASSES) {
 		snprintf(reason, reason_size,
-			 "Argon2id passes %" PRIu32 " is out of range 1..%u",
-			 passes, CRYPT_ARGON2_MAX_PASSES);
+			 "Argon2id passes %" PRIu32 " is out of range %u..%u",
+			 passes, CRYPT_ARGON2_MIN_PASSES,
+			 CRYPT_ARGON2_MAX_PASSES);
 		return -ERANGE;
 	}
-	if (parallel < 1 || parallel > CRYPT_ARGON2_MAX_PARALLEL) {
+	if (parallel < CRYPT_ARGON2_MIN_PARALLEL ||
+	    parallel > CRYPT_ARGON2_MAX_PARALLEL) {
 		snprintf(reason, reason_size,
-			 "Argon2id parallelism %" PRIu32 " is out of range 1..%u",
-			 parallel, CRYPT_ARGON2_MAX_PARALLEL);
+			 "Argon2id parallelism %" PRIu32 " is out of range %u..%u",
+			 parallel, CRYPT_ARGON2_MIN_PARALLEL,
+			 CRYPT_ARGON2_MAX_PARALLEL);
 		return -ERANGE;
 	}
-	if (memory_kib < 8 * parallel ||
+	if (memory_kib < CRYPT_ARGON2_MIN_LANE_MEMORY_KIB * parallel ||
 	    memory_kib > CRYPT_ARGON2_MAX_MEMORY_KIB) {
 		snprintf(reason, reason_size,
 			 "Argon2id memory %" PRIu32 " KiB is out of range "
-			 "%" PRIu32 "..%u KiB", memory_kib, 8 * parallel,
+			 "%" PRIu32 "..%u KiB", memory_kib,
+			 CRYPT_ARGON2_MIN_LANE_MEMORY_KIB * parallel,
 			 CRYPT_ARGON2_MAX_MEMORY_KIB);
 		return -ERANGE;
 	}

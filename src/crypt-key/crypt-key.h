@@ -67,13 +67,20 @@
  * a crafted key file cannot make torpor-resume take more than 1 GiB, nor
  * more than four times that in passes x memory (about ten times the
  * default work).  Memory is at least 8 KiB per lane, as Argon2 needs.
+ * These are the only copies: keygen's options and --help, and the
+ * refusals of a key file, take them from here; torpor(8) and
+ * doc/crypt.md state them, and tests/integration/documented-bounds.sh
+ * checks that the program does what torpor(8) says.
  */
 #define CRYPT_ARGON2_PASSES 3
 #define CRYPT_ARGON2_MEMORY_KIB (128u * 1024u)
 #define CRYPT_ARGON2_PARALLEL 1
-#define CRYPT_ARGON2_MAX_PASSES 16
+#define CRYPT_ARGON2_MIN_PASSES 1u
+#define CRYPT_ARGON2_MAX_PASSES 16u
+#define CRYPT_ARGON2_MIN_LANE_MEMORY_KIB 8u
 #define CRYPT_ARGON2_MAX_MEMORY_KIB (1024u * 1024u)
-#define CRYPT_ARGON2_MAX_PARALLEL 16
+#define CRYPT_ARGON2_MIN_PARALLEL 1u
+#define CRYPT_ARGON2_MAX_PARALLEL 16u
 #define CRYPT_ARGON2_MAX_WORK_KIB (4ull * 1024u * 1024u)
 
 /* Public key file: one text line, "torpor-crypt-x25519-v1 " + 64 hex. */

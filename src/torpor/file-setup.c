@@ -185,7 +185,8 @@ choose_file(const struct file_setup_args *a, const struct torpor_config *cfg,
 		return -EINVAL;
 	}
 	size_s = a->size ? a->size : config_get(cfg, "file", "size");
-	if (size_s && (config_parse_size(size_s, &size) < 0 || size < (1u << 20))) {
+	if (size_s && (config_parse_size(size_s, &size) < 0 ||
+		       size < BD_FILE_MIN_SIZE)) {
 		log_error("file-setup: size '%s' is not a size of at least 1M", size_s);
 		return -EINVAL;
 	}

@@ -76,11 +76,19 @@ keygen_usage(FILE *f)
 		"  -f, --force                 replace existing keys (images sealed for\n"
 		"                              them can no longer be resumed)\n"
 		"      --keyfile               create a key file instead of a key pair\n"
-		"      --kdf-memory KIB        Argon2id memory (default %u KiB)\n"
-		"      --kdf-passes N          Argon2id passes (default %u)\n"
-		"      --kdf-parallelism N     Argon2id lanes (default %u)\n",
-		KEYGEN_DEFAULT_DIR, CRYPT_ARGON2_MEMORY_KIB, CRYPT_ARGON2_PASSES,
-		CRYPT_ARGON2_PARALLEL);
+		"      --kdf-memory KIB        Argon2id memory in KiB: %u to %u, at least\n"
+		"                              %u per lane (default %u)\n"
+		"      --kdf-passes N          Argon2id passes: %u to %u (default %u)\n"
+		"      --kdf-parallelism N     Argon2id lanes: %u to %u (default %u)\n"
+		"The passes times the memory may be at most %llu KiB.\n",
+		KEYGEN_DEFAULT_DIR,
+		CRYPT_ARGON2_MIN_LANE_MEMORY_KIB * CRYPT_ARGON2_MIN_PARALLEL,
+		CRYPT_ARGON2_MAX_MEMORY_KIB, CRYPT_ARGON2_MIN_LANE_MEMORY_KIB,
+		CRYPT_ARGON2_MEMORY_KIB,
+		CRYPT_ARGON2_MIN_PASSES, CRYPT_ARGON2_MAX_PASSES,
+		CRYPT_ARGON2_PASSES,
+		CRYPT_ARGON2_MIN_PARALLEL, CRYPT_ARGON2_MAX_PARALLEL,
+		CRYPT_ARGON2_PARALLEL, CRYPT_ARGON2_MAX_WORK_KIB);
 }
 
 static int
@@ -368,16 +376,22 @@ parse_args(int argc, char **argv, struct keygen_args *a)
 		case OPT_KEYFILE:
 			a->keyfile = true;
 			break;
+		/* Each alone; check_args() then judges them together (the
+		 * memory per lane, passes x memory). */
 		case OPT_MEMORY:
-			r = parse_u32("--kdf-memory", optarg, 8,
+			r = parse_u32("--kdf-memory", optarg,
+				      CRYPT_ARGON2_MIN_LANE_MEMORY_KIB *
+				      CRYPT_ARGON2_MIN_PARALLEL,
 				      CRYPT_ARGON2_MAX_MEMORY_KIB, &a->memory_kib);
 			break;
 		case OPT_PASSES:
-			r = parse_u32("--kdf-passes", optarg, 1,
+			r = parse_u32("--kdf-passes", optarg,
+				      CRYPT_ARGON2_MIN_PASSES,
 				      CRYPT_ARGON2_MAX_PASSES, &a->passes);
 			break;
 		case OPT_PARALLEL:
-			r = parse_u32("--kdf-parallelism", optarg, 1,
+			r = parse_u32("--kdf-parallelism", optarg,
+				      CRYPT_ARGON2_MIN_PARALLEL,
 				      CRYPT_ARGON2_MAX_PARALLEL, &a->parallel);
 			break;
 		case 'h':

@@ -381,7 +381,7 @@ plan_file(struct setup *st)
 	sys_path(st, SETUP_FILE_PATH, st->file_path, sizeof(st->file_path));
 	st->file_size = bd_round_up(st->need, 1u << 20);
 	if (st->size && (config_parse_size(st->size, &st->file_size) < 0 ||
-			 st->file_size < (1u << 20))) {
+			 st->file_size < BD_FILE_MIN_SIZE)) {
 		log_error("setup: --size '%s' is not a size of at least 1M", st->size);
 		return -EINVAL;
 	}

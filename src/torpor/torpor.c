@@ -237,7 +237,7 @@ say_phase(void *ctx, enum cycle_phase p, bool done)
  * CLIENT_NO_DAEMON to run the command here.  torpord has its own
  * configuration: a --config, --plugin-dir or --passphrase-file given
  * without --socket is this command's, so it runs directly.  Which way is
- * taken is said on stderr.
+ * taken is said on stderr; for those options only with -v.
  */
 static int
 via_daemon(const struct client_request *rq)
@@ -250,10 +250,11 @@ via_daemon(const struct client_request *rq)
 		return CLIENT_NO_DAEMON;
 	}
 	if (!arg_socket && (arg_config || arg_plugin_dir || arg_passphrase_file)) {
-		/* Said for a hibernation; a report (status) stays quiet. */
-		log_full(strcmp(rq->request, "hibernate") == 0 ?
-			 TORPOR_LOG_NOTICE : TORPOR_LOG_INFO, NULL,
-			 "running directly: --config, --plugin-dir and --passphrase-file are for this command, not torpord");
+		/* The user chose this by giving the option; said at every
+		 * run, it came before each error of such a command, which
+		 * should stand alone.  Whether a torpord is bypassed is not
+		 * asked: a connect would start a socket-activated one. */
+		log_info("running directly: --config, --plugin-dir and --passphrase-file are for this command, not torpord");
 		return CLIENT_NO_DAEMON;
 	}
 	r = client_run(path, rq);

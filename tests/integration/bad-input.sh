@@ -95,6 +95,14 @@ spliced-reframed)
 	"$IMAGE_TOOL" splice "$IMAGE" "$WORK/other.img" 3 reframe
 	extra="checksum: chunk 3: checksum mismatch"
 	pages_said=$streaming ;;
+stored-larger)
+	# The header claims a page more than the stream the writer holds
+	# (its signature's length): said with both figures, not as a chunk
+	# missing from the stream.
+	held=$("$IMAGE_TOOL" layout "$IMAGE" | sed -n 's/^stream [0-9]* +\([0-9]*\)$/\1/p')
+	"$IMAGE_TOOL" set "$IMAGE" stored_bytes $((held + 4096))
+	what="^torpor(-resume)?: image refused: the header claims $((held + 4096)) stored bytes, more than the $held bytes of stream that writer 'raw' holds\$"
+	pages_said=$before_device ;;
 first-page)
 	# The header says 200 pages, the snapshot's own first page 201.
 	"$IMAGE_TOOL" first-pages "$IMAGE" 201

@@ -109,6 +109,50 @@ passphrase-readable)
 		--kdf-memory 64 --kdf-passes 1
 	expect_rc 0 "a passphrase file of mode 600"
 	;;
+chain-writer-as-filter|chain-filter-as-writer|chain-missing-filter|chain-missing-writer)
+	# A name in filters = or writer = that does not fit is told at that
+	# line, as a key error is; a missing plugin with the directory that
+	# was searched.  Writer errors stop verify and torpor-resume too.
+	case "$case_name" in
+	chain-writer-as-filter)
+		write_config "sim:1M" "raw"
+		key=filters reason="'raw' is a writer, not a filter" ;;
+	chain-filter-as-writer)
+		[ -e "$TORPOR_PLUGINDIR/lzo.so" ] || { echo "SKIP: no lzo"; exit 77; }
+		write_config "sim:1M" ""
+		sed -i 's/^writer = raw$/writer = lzo/' "$CONF"
+		key=writer reason="'lzo' is a filter, not a writer" ;;
+	chain-missing-filter)
+		write_config "sim:1M" "checksum, nosuch"
+		key=filters reason="plugin 'nosuch' is not installed: the plugin directory $TORPOR_PLUGINDIR has no nosuch.so" ;;
+	chain-missing-writer)
+		write_config "sim:1M" ""
+		sed -i 's/^writer = raw$/writer = nosuch/' "$CONF"
+		key=writer reason="plugin 'nosuch' is not installed: the plugin directory $TORPOR_PLUGINDIR has no nosuch.so" ;;
+	esac
+	where="$CONF:$(line_of "^$key = "): [torpor] key '$key'"
+	# Given --config (lib.sh's torpor) it runs directly: the error
+	# stands alone, and -v says why torpord was not asked.
+	t_run hib torpor hibernate
+	expect_rc 1 "$case_name: hibernate"
+	[ "$(cat "$ERR")" = "torpor: $where: $reason" ] ||
+		fail "$case_name: hibernate: stderr is not just the error"
+	t_run hib torpor -v hibernate
+	expect_rc 1 "$case_name: hibernate -v"
+	expect_err_line "torpor: running directly: --config, --plugin-dir and --passphrase-file are for this command, not torpord" \
+		"$case_name: hibernate -v"
+	expect_err_line "torpor: $where: $reason" "$case_name: hibernate -v"
+	if [ "$key" = writer ]; then
+		t_run ver torpor verify
+		expect_rc 1 "$case_name: verify"
+		[ "$(cat "$ERR")" = "torpor: $where: $reason" ] ||
+			fail "$case_name: verify: stderr is not just the error"
+		t_run res torpor_resume
+		expect_rc 1 "$case_name: torpor-resume"
+		[ "$(cat "$ERR")" = "torpor-resume: $where: $reason" ] ||
+			fail "$case_name: torpor-resume: stderr is not just the error"
+	fi
+	;;
 threads)
 	# 256 threads of 1024-page chunks took 6.5 GiB: now the two that
 	# fit, said so, and a working image.

@@ -10,7 +10,7 @@
  *   image-tool swap FILE A B          exchange framed chunks A and B
  *   image-tool set FILE FIELD VALUE   rewrite a header field with a valid
  *                                     checksum (release, page_count,
- *                                     chunk_count, chain0)
+ *                                     chunk_count, stored_bytes, chain0)
  *   image-tool reorder FILE A B       exchange chunks A and B and renumber
  *                                     their frames (valid frame CRCs)
  *   image-tool duplicate FILE A B     chunk A's data in place of chunk B's,
@@ -260,6 +260,8 @@ set_field(const char *field, const char *value)
 		h.page_count = strtoull(value, NULL, 0);
 	else if (strcmp(field, "chunk_count") == 0)
 		h.chunk_count = strtoull(value, NULL, 0);
+	else if (strcmp(field, "stored_bytes") == 0)
+		h.stored_bytes = strtoull(value, NULL, 0);
 	else if (strcmp(field, "flags") == 0)
 		h.flags = (uint32_t)strtoul(value, NULL, 0);
 	else if (strcmp(field, "chain0") == 0)

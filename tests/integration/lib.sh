@@ -62,6 +62,10 @@ expect_err() {	# expect_err REGEX WHAT
 	grep -Eq -- "$1" "$ERR" || fail "$2: stderr lacks /$1/"
 }
 
+expect_err_line() {	# expect_err_line TEXT WHAT: TEXT is a whole line of stderr
+	grep -Fxq -- "$1" "$ERR" || fail "$2: stderr lacks the line '$1'"
+}
+
 finish() {
 	if [ "$failures" -ne 0 ]; then
 		echo "$failures failure(s)"

@@ -300,6 +300,37 @@ START_TEST(test_good_file)
 }
 END_TEST
 
+/* The place of a [torpor] key in messages, and which key names a plugin. */
+START_TEST(test_key_place)
+{
+	struct torpor_config *c, *d;
+	char path[300], place[400], want[400];
+
+	c = load_text(good_file, path, sizeof(path));
+	snprintf(want, sizeof(want), "%s:4: [torpor] key 'writer'", path);
+	ck_assert_str_eq(config_key_place(c, "torpor", "writer", place,
+					  sizeof(place)), want);
+	snprintf(want, sizeof(want), "%s:3: [torpor] key 'filters'", path);
+	ck_assert_str_eq(config_key_place(c, "torpor", "filters", place,
+					  sizeof(place)), want);
+	/* Not set in the file: the file alone. */
+	ck_assert_str_eq(config_key_place(c, "torpor", "group", place,
+					  sizeof(place)), path);
+	ck_assert_str_eq(config_key_naming(c, "raw"), "writer");
+	ck_assert_str_eq(config_key_naming(c, "lzo"), "filters");
+	ck_assert_ptr_null(config_key_naming(c, "zlib"));
+	ck_assert_ptr_null(config_key_naming(NULL, "raw"));
+	config_free(c);
+
+	/* No file: "configuration". */
+	d = config_new_default();
+	ck_assert_ptr_nonnull(d);
+	ck_assert_str_eq(config_key_place(d, "torpor", "writer", place,
+					  sizeof(place)), "configuration");
+	config_free(d);
+}
+END_TEST
+
 START_TEST(test_other_after_values)
 {
 	struct torpor_config *c;
@@ -1518,6 +1549,7 @@ config_suite(void)
 
 	tcase_add_checked_fixture(load, setup, teardown);
 	tcase_add_test(load, test_good_file);
+	tcase_add_test(load, test_key_place);
 	tcase_add_test(load, test_other_after_values);
 	tcase_add_test(load, test_defaults);
 	tcase_add_test(load, test_empty_file_and_filters);

@@ -923,6 +923,40 @@ expect_section_refused(const char *name, const char *text, unsigned line,
 	config_free(c);
 }
 
+/* A configured plugin with no file: said at the [torpor] key that names
+ * it, with the directory searched, once however often it is named. */
+START_TEST(test_load_all_configured_missing)
+{
+	static const char *const required[] = {
+		"good-filter", "absent", "gone", "absent",
+	};
+	struct torpor_config *c;
+	char path[64], log[8192], want[512];
+	int r;
+
+	c = use_config("[torpor]\nfilters = good-filter, absent\n"
+		       "\nwriter = gone\n", path, sizeof(path));
+	log_set_max_level(TORPOR_LOG_ERR);
+	capture_start();
+	r = loader_load_all(&reg, test_dir(), required, 4, &host);
+	capture_end(log, sizeof(log));
+	ck_assert_int_eq(r, -ENOENT);
+	snprintf(want, sizeof(want), "%s:2: [torpor] key 'filters': plugin "
+		 "'absent' is not installed: the plugin directory %s has no "
+		 "absent.so\n", path, test_dir());
+	ck_assert_msg(strstr(log, want), "'%s' not in: %s", want, log);
+	snprintf(want, sizeof(want), "%s:4: [torpor] key 'writer': plugin "
+		 "'gone' is not installed: the plugin directory %s has no "
+		 "gone.so\n", path, test_dir());
+	ck_assert_msg(strstr(log, want), "'%s' not in: %s", want, log);
+	ck_assert_uint_eq(count_lines(log), 2);
+	loader_unload_all(&reg);
+	loader_set_config(NULL);
+	host_set_config(NULL);
+	config_free(c);
+}
+END_TEST
+
 START_TEST(test_section_checked_before_load)
 {
 	expect_section_refused("zlib", "[zlib]\nlevel = 0\n", 2, "level",
@@ -1053,6 +1087,7 @@ loader_suite(void)
 	tcase_add_test(tc, test_load_all_unrequired_broken);
 	tcase_add_test(tc, test_load_all_required_broken);
 	tcase_add_test(tc, test_load_all_required_missing);
+	tcase_add_test(tc, test_load_all_configured_missing);
 	tcase_add_test(tc, test_load_all_no_dir);
 	tcase_add_test(tc, test_shipped_plugins_load);
 	tcase_add_test(tc, test_section_checked_before_load);

@@ -883,6 +883,35 @@ START_TEST(one_pass_refuses_a_corrupt_chunk_half_way)
 }
 END_TEST
 
+/*
+ * A writer that holds less than the header's stored bytes: refused as a
+ * corrupt image before the freeze and before a chunk is read (the first
+ * piece of the stream would be short), with nothing handed on.
+ */
+START_TEST(stored_bytes_beyond_what_the_writer_holds)
+{
+	enum resume_refusal why;
+	size_t len;
+
+	ck_assert_int_eq(hibernate(40, 2, false), 0);
+	len = mw.len;
+	mw.len -= 100;
+	ck_assert_int_eq(resume(40, 2, RESUME_VERIFY, &why), EXIT_REFUSED);
+	ck_assert_int_eq(why, REFUSAL_CORRUPT);
+	ck_assert_uint_eq(last_resume.pages_handed, 0);
+	ck_assert_int_eq(progress.calls, 0);
+	ck_assert_int_eq(resume(40, 2, RESUME_RESTORE, &why), EXIT_REFUSED);
+	ck_assert_int_eq(why, REFUSAL_CORRUPT);
+	ck_assert_uint_eq(last_resume.pages_handed, 0);
+	ck_assert(!last_resume.restored);
+	ck_assert_int_eq(mw.invalidates, 0);
+	/* All of it there again: the same image resumes. */
+	mw.len = len;
+	ck_assert_int_eq(resume(40, 2, RESUME_RESTORE, NULL), 0);
+	ck_assert(last_resume.restored);
+}
+END_TEST
+
 /* The sim tells pages handed from pages restored. */
 START_TEST(sim_drops_pages_closed_without_restore)
 {
@@ -1143,6 +1172,7 @@ pipeline_suite(void)
 	tcase_add_loop_test(tc, one_pass_restores_every_page_once, 0, 6);
 	tcase_add_loop_test(tc, one_pass_refuses_a_corrupt_chunk_half_way, 0, 4);
 	tcase_add_test(tc, sim_drops_pages_closed_without_restore);
+	tcase_add_test(tc, stored_bytes_beyond_what_the_writer_holds);
 	tcase_add_loop_test(tc, writer_gets_aligned_whole_units, 0, 6);
 	tcase_add_loop_test(tc, write_error_half_way_aborts, 0, 6);
 	tcase_add_test(tc, progress_reaches_every_chunk);
