@@ -42,9 +42,9 @@ snapshot_page_size(const char *spec)
  * thread reads the image while the writer thread writes it, and the swap
  * writer there takes its pages from the device.  Every entry point holds
  * s->lock for the call; the kernel's own lock is then always free when
- * an ioctl tries it.  create_image() and power_off() hold it across the
- * snapshot: the resumed system returns from them still holding it, as
- * the image recorded.
+ * an ioctl tries it.  create_image() holds it across the snapshot: the
+ * resumed system returns from it still holding it, as the image
+ * recorded, and lets it go.
  */
 #define SERIAL(name, type, params, args)				\
 	static type							\
@@ -106,10 +106,13 @@ serial_avail_swap(struct snapshot *s)
 	pthread_mutex_lock(&s->lock);
 	r = s->dev->avail_swap(s);
 	pthread_mutex_unlock(&s->lock);
-	if (r > 0)
+	if (r > 0) {
 		r -= (int64_t)(s->swap_have - s->swap_next) * (int64_t)s->page_size;
+		if (r < 0)
+			r = 0;
+	}
 	pthread_mutex_unlock(&s->swap_lock);
-	return r < 0 ? r : r > 0 ? r : 0;
+	return r;
 }
 
 /* The next page of the batch; an empty batch is filled first, up to
