@@ -155,6 +155,7 @@ perf_cycle() {
 # cycle.  The rerun is said (VM-RETRY) and counted in the table; a second
 # time-out fails the case.
 perf_retries=0
+vm_retry_stopped=0	# the whole cycle runs again instead (qemu-lib.sh)
 perf_cycle_retried() {
 	local before=$failures
 	perf_cycle "$1" "$2"
