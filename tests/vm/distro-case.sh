@@ -230,7 +230,8 @@ configure_guest() {
 	# The case's own pieces: the marker, the driver, a system-sleep hook.
 	install -m 755 "$builddir/tests/vm/marker" "$root/usr/local/bin/marker"
 	install -m 755 "$here/distro/driver" "$root/usr/local/sbin/torpor-vm-driver"
-	install -m 755 "$here/distro/sleep-hook" \
+	# -D: systemd 257 (Debian 13) no longer ships the empty directory.
+	install -D -m 755 "$here/distro/sleep-hook" \
 		"$root/usr/lib/systemd/system-sleep/torpor-vm-hook"
 	mkdir -p "$root/etc/polkit-1/rules.d"
 	install -m 644 "$here/distro/polkit-vmuser.rules" \
@@ -247,8 +248,10 @@ configure_guest() {
 	fi
 	in_guest systemctl enable -q torpor-vm-marker.service torpor-vm-driver.service
 }
-configure_guest >"$logdir/configure.log" 2>&1 ||
-	{ cat "$logdir/configure.log" >&2; die "configuring the guest failed"; }
+# In a subshell of its own with -e, and not in a tested context (where
+# bash ignores -e): any step that fails fails the case.
+(set -e; configure_guest) >"$logdir/configure.log" 2>&1
+[ $? = 0 ] || { cat "$logdir/configure.log" >&2; die "configuring the guest failed"; }
 
 if [ "$gen" = initramfs-tools ]; then
 	in_guest update-initramfs -u -k "$kver" >"$logdir/initramfs.log" 2>&1
