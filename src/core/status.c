@@ -28,6 +28,7 @@
 #include "json.h"
 #include "last-cycle.h"
 #include "log.h"
+#include "logind-view.h"
 #include "plugin-call.h"
 #include "resume.h"
 #include "snapshot-internal.h"
@@ -93,6 +94,7 @@ struct status {
 	int last_r;			/* last_cycle_read()'s */
 	struct last_cycle last;
 	char *info;			/* the plugins' debug info */
+	struct logind_view logind;
 };
 
 static double
@@ -617,6 +619,7 @@ print_text(const struct status *st, FILE *out)
 	}
 	if (st->arranged)
 		print_sizes_text(st, out);
+	fprintf(out, "logind:         %s: %s\n", st->logind.answer, st->logind.why);
 	fprintf(out, "hibernate:      %s%s\n", st->n_reasons ? "not possible: " :
 		"possible", st->n_reasons ? st->reasons[0] : "");
 	for (i = 1; i < st->n_reasons; i++)
@@ -746,6 +749,11 @@ print_json(const struct status *st, FILE *out)
 	json_write_string(out, st->socket);
 	fprintf(out, ", \"running\": %s}", st->daemon_running ? "true" : "false");
 	print_chain_json(st, out);
+	fprintf(out, ", \"logind\": {\"can_hibernate\": ");
+	json_write_string(out, st->logind.answer);
+	fprintf(out, ", \"why\": ");
+	json_write_string(out, st->logind.why);
+	fprintf(out, "}");
 	fprintf(out, ", \"can_hibernate\": %s, \"disabled_reason\": ",
 		st->n_reasons ? "false" : "true");
 	json_write_string(out, st->n_reasons ? st->reasons[0] : "");
@@ -775,6 +783,7 @@ status_report(struct torpor_session *s, FILE *out, bool json)
 	st->last_r = -ENOENT;
 	log_capture(st->captured, sizeof(st->captured), true);
 	gather(st);
+	logind_view(&st->logind, sysroot(), st->location[0] ? st->location : NULL);
 	log_capture(NULL, 0, false);
 	if (json)
 		print_json(st, out);

@@ -42,6 +42,7 @@
 #include "initramfs-check.h"
 #include "loader.h"
 #include "log.h"
+#include "logind-view.h"
 #include "session.h"
 #include "snapshot.h"
 
@@ -883,6 +884,16 @@ check_new_initramfs(const struct setup *st)
 	return r;
 }
 
+/* What logind answers now (desktops offer Hibernate only for "yes"). */
+static void
+print_logind(const struct setup *st)
+{
+	struct logind_view v;
+
+	logind_view(&v, st->root ? st->root : "", st->words);
+	printf("setup: logind's CanHibernate: %s: %s\n", v.answer, v.why);
+}
+
 /* Everything after the confirmation, in order; stops at the first
  * failure (said). */
 static int
@@ -919,6 +930,7 @@ apply(struct setup *st)
 	printf("setup: done: 'systemctl hibernate' goes through torpor%s\n",
 	       strstr(st->words, "resume_offset=") ?
 	       " once the kernel command line has the words above" : "");
+	print_logind(st);
 	return 0;
 }
 

@@ -126,6 +126,7 @@ grep -qx "generator -u -k $RELEASE" "$GENLOG" ||
 expect_out 'the new initramfs holds what a resume needs' "setup: initramfs check"
 expect_out '^hibernate \(test\): [0-9]+ pages' "setup: hibernate --test"
 expect_out 'done' "setup"
+expect_out "^setup: logind's CanHibernate: not running: systemd is not the init system" "setup: logind"
 ls -A "$ROOT${TORPOR_DEFAULT_CONFIG%/*}" | grep -q '^\.' && fail "setup: a temporary file was left"
 [ "$(blkid -p -o value -s TYPE "$SWAP")" = swap ] || fail "setup: the swap area is not swap after the test"
 

@@ -255,6 +255,50 @@ state-file)
 	expect_out "^last cycle: +unreadable record: Operation not permitted" "symlink"
 	expect_rc 0 "status goes on"
 	;;
+logind)
+	# What logind answers (a stand-in for busctl: its answer in a file)
+	# and torpor's reading of systemd 255's rule.
+	dd if=/dev/zero of="$IMAGE" bs=4096 count=64 status=none
+	fake_sysroot
+	export TORPOR_TEST_SYSROOT="$SYSROOT"
+	t_run status torpor status
+	expect_out "^logind: +not running: systemd is not the init system" "no systemd"
+	mkdir -p "$SYSROOT/run/systemd/system"
+	printf '#!/bin/sh\n[ "$*" = "--system --timeout=5 call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager CanHibernate" ] || exit 1\necho "s \\"$(cat %s)\\""\n' \
+		"$WORK/answer" >"$WORK/busctl"
+	chmod 755 "$WORK/busctl"
+	export TORPOR_TEST_BUSCTL="$WORK/busctl"
+	echo na >"$WORK/answer"
+	echo 0:0 >"$SYSROOT/sys/power/resume"
+	t_run status torpor status
+	expect_out '^logind: +na: not booted through EFI and the kernel has no resume device \(/sys/power/resume is 0:0\): systemd 255 and later then refuse hibernation; `torpor resume-args --kernel` sets it' "BIOS, no resume device"
+	t_run status-json torpor status --json
+	python3 - "$OUT" <<'PY' || fail "logind in the JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["logind"]["can_hibernate"] == "na", d["logind"]
+assert d["logind"]["why"].startswith("not booted through EFI"), d["logind"]
+PY
+	echo yes >"$WORK/answer"
+	mkdir -p "$SYSROOT/sys/firmware/efi"
+	t_run status torpor status
+	expect_out "^logind: +yes: booted through EFI, where systemd 255 and later need no resume device" "EFI"
+	echo 254:2 >"$SYSROOT/sys/power/resume"
+	t_run status torpor status
+	expect_out "^logind: +yes: the kernel's resume device is 254:2" "resume device"
+	echo "root=/dev/vda noresume" >"$SYSROOT/proc/cmdline"
+	echo na >"$WORK/answer"
+	t_run status torpor status
+	expect_out '^logind: +na: the kernel command line has "noresume"' "noresume"
+	echo challenge >"$WORK/answer"
+	echo "root=/dev/vda" >"$SYSROOT/proc/cmdline"
+	t_run status torpor status
+	expect_out "^logind: +challenge: polkit asks for authentication" "polkit"
+	# busctl failing: said, and the reading still given.
+	echo 'exit 1' >"$WORK/busctl"
+	t_run status torpor status
+	expect_out "^logind: +unknown: the kernel's resume device is 254:2; logind did not answer CanHibernate" "no answer"
+	;;
 bad-config)
 	echo "bogus_key = 1" >>"$CONF"
 	t_run status torpor status

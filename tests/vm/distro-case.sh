@@ -381,6 +381,10 @@ note "boot 1: $(grep -h -m1 'TORPOR-VM: systemd ' "$logdir/boot1.log" | sed 's/.
 # logind lets the desktop offer hibernation, to root and to a user.
 has 1 'TORPOR-VM: can-hibernate root=yes user=yes' ||
 	fail "boot 1: logind's CanHibernate: $(grep -h 'can-hibernate' "$logdir/boot1.log"); torpor status says: $(grep -h 'torpor-status-logind=' "$logdir/boot1.log")"
+# torpor status says what logind answers, and why.
+has 1 'TORPOR-VM: torpor-status-logind=yes: ' ||
+	fail "boot 1: torpor status does not say that logind answers yes: $(grep -h 'torpor-status-logind=' "$logdir/boot1.log")"
+note "boot 1: $(grep -h -m1 'torpor-status-logind=' "$logdir/boot1.log" | sed 's/.*TORPOR-VM: //')"
 if [ "$action" = hibernate ]; then
 	# The hook's console line may be lost: with 2 vCPUs the freeze can
 	# come before the serial port has sent it.  Boot 2 checks what the
