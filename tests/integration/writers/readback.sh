@@ -18,6 +18,16 @@ STATE="$WORK/state"
 TORPOR_EXTRA="state_dir = $STATE"
 PAGES=16384	# sim:64M
 
+# flip FILE OFFSET (a script: the hooks run in a shell of their own): one
+# byte inverted, so that it surely changes (a byte written over it could
+# already be that byte: 1 in 256 of the slot's figures or of a UUID).
+cat >"$WORK/flip" <<'EOF'
+#!/bin/sh
+b=$(od -A n -t u1 -j "$2" -N 1 "$1" | tr -d ' ')
+printf "$(printf '\\%03o' $((b ^ 255)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+EOF
+chmod 755 "$WORK/flip"
+
 # hibernate_with_boot HOOK: hibernate while the "next boot" runs torpor-
 # resume and then HOOK (a shell command, may be empty).
 hibernate_with_boot() {
@@ -75,7 +85,7 @@ readback "raw"
 [ "$(head -c 16 "$raw")" = TORPOR-RAW-USED1 ] || fail "raw: no consumed block"
 # A damaged record: one byte of its UUID.
 ignored "raw: damaged record" \
-	"printf Z | dd of='$raw' bs=1 seek=60 conv=notrunc status=none" \
+	"'$WORK/flip' '$raw' 60" \
 	'record was ignored: Bad message'
 # A stale record: the last cycle's block 0 put back over this one's.
 hibernate_with_boot "cp '$raw' '$WORK/old.img'"
@@ -86,7 +96,7 @@ ignored "raw: another image's record" \
 rm -f "$WORK/old.img"
 # The header's slot damaged after torpor-resume filled it.
 slot_hook="off=\$(od -A n -t u8 -j 40 -N 8 '$raw' | tr -d ' ');"
-slot_hook="$slot_hook printf Z | dd of='$raw' bs=1 seek=\$((off + 215)) conv=notrunc status=none"
+slot_hook="$slot_hook '$WORK/flip' '$raw' \$((off + 215))"
 ignored "raw: damaged slot" "$slot_hook" 'statistics slot was ignored: stats \(offset 206\): slot checksum mismatch'
 # Without a next boot the image is still there: nothing to read back.
 t_run torpor hibernate --direct
@@ -116,7 +126,7 @@ swapon "$sw" && swapoff "$sw" || fail "swap file: swapon with a record"
 # One byte of the record's UUID, on the device under the file.
 phys=$(filefrag -v "$sw" | awk '$1 == "0:" { sub(/\.\..*/, "", $4); print $4 }')
 ignored "swap file: damaged record" \
-	"printf Z | dd of='$fsdev' bs=1 seek=$((phys * 4096 + 4096 - 64 + 30)) conv=notrunc status=none" \
+	"'$WORK/flip' '$fsdev' $((phys * 4096 + 4096 - 64 + 30))" \
 	'record was ignored: Bad message'
 t_run torpor invalidate
 expect_rc 0 "swap file: invalidate"
