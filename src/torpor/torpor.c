@@ -434,10 +434,7 @@ cmd_resume_args(int argc, char **argv)
 	if (r >= 0) {
 		w = s.reg.active_writer;
 		r = plugin_resume_args(w, words, sizeof(words));
-		if (r >= 0 && arg_kernel && strcmp(w->ops.name, "swap") != 0)
-			printf("resume-args: writer '%s' keeps the image outside swap: nothing for the kernel's resume device\n",
-			       w->ops.name);
-		else if (r >= 0 && arg_kernel)
+		if (r >= 0 && arg_kernel)
 			r = kernel_location_apply(words);
 		else if (r >= 0)
 			printf("%s\n", words);

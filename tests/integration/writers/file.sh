@@ -68,6 +68,19 @@ kill "$dpid"; wait "$dpid" 2>/dev/null
 	fail "torpord wrote into blocks the file no longer has"
 t_run torpor resume-args
 cp "$OUT" "$CMDLINE"
+# resume-args --kernel: the file's device and offset for the running
+# kernel (logind's resume device), here into a fake /sys/power.
+mkdir -p "$WORK/sysroot/sys/power"
+echo 0:0 >"$WORK/sysroot/sys/power/resume"
+echo 0 >"$WORK/sysroot/sys/power/resume_offset"
+t_run env TORPOR_TEST_SYSROOT="$WORK/sysroot" "$TORPOR_BIN" --config "$CONF" --plugin-dir "$PLUGINS" resume-args --kernel
+expect_rc 0 "resume-args --kernel"
+want_off=$(sed -n 's/.*resume_offset=\([0-9]*\).*/\1/p' "$CMDLINE")
+[ -n "$want_off" ] && [ "$(cat "$WORK/sysroot/sys/power/resume_offset")" = "$want_off" ] ||
+	fail "resume-args --kernel: offset '$(cat "$WORK/sysroot/sys/power/resume_offset")', not '$want_off'"
+fsdevno=$(printf '%d:%d' "0x$(stat -c %t "$dev")" "0x$(stat -c %T "$dev")")
+[ "$(cat "$WORK/sysroot/sys/power/resume")" = "$fsdevno" ] ||
+	fail "resume-args --kernel: device '$(cat "$WORK/sysroot/sys/power/resume")', not $fsdevno"
 t_run torpor_resume
 expect_rc 0 "resume of torpord's image in the new file"
 expect_out 'restored and verified' "torpord's image is in the new file"
