@@ -11,6 +11,7 @@
  * their Hibernate entry only for "yes".
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 
 #include "torpor-build.h"
 
+#include "blockdev.h"
 #include "logind-view.h"
 
 extern char **environ;
@@ -121,18 +123,20 @@ ask_logind(char *answer, size_t size)
 	return 0;
 }
 
-/* The resume device the configuration names (resume=/dev/...), or 0. */
+/* The resume device the configuration names (resume=/dev/..., UUID=...),
+ * or 0. */
 static dev_t
 location_device(const char *location)
 {
-	const char *w = location ? strstr(location, "resume=/dev/") : NULL;
-	char path[256];
+	const char *w = location ? strstr(location, "resume=") : NULL;
+	char spec[256], node[PATH_MAX];
 	struct stat sb;
 
-	if (!w)
+	if (!w || (w != location && w[-1] != ' '))
 		return 0;
-	snprintf(path, sizeof(path), "%.*s", (int)strcspn(w + 7, " "), w + 7);
-	if (stat(path, &sb) < 0 || !S_ISBLK(sb.st_mode))
+	snprintf(spec, sizeof(spec), "%.*s", (int)strcspn(w + 7, " \n"), w + 7);
+	if (bd_resolve(spec, node, sizeof(node)) < 0 ||
+	    stat(node, &sb) < 0 || !S_ISBLK(sb.st_mode))
 		return 0;
 	return sb.st_rdev;
 }
@@ -159,9 +163,9 @@ explain(struct logind_view *v, const char *root, const char *location)
 	unsigned int maj, min;
 	dev_t want = location_device(location);
 
-	read_small(root, "/sys/power/state", state, sizeof(state));
 	read_small(root, "/proc/cmdline", cmdline, sizeof(cmdline));
-	if (!has_word(state, "disk")) {
+	if (read_small(root, "/sys/power/state", state, sizeof(state)) == 0 &&
+	    !has_word(state, "disk")) {
 		snprintf(v->why, sizeof(v->why),
 			 "the kernel cannot hibernate (/sys/power/state has no \"disk\")");
 		return;

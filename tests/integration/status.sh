@@ -285,7 +285,12 @@ PY
 	expect_out "^logind: +yes: booted through EFI, where systemd 255 and later need no resume device" "EFI"
 	echo 254:2 >"$SYSROOT/sys/power/resume"
 	t_run status torpor status
-	expect_out "^logind: +yes: the kernel's resume device is 254:2" "resume device"
+	expect_out "^logind: +yes: the kernel's resume device is 254:2$" "resume device"
+	echo "freeze mem" >"$SYSROOT/sys/power/state"
+	echo na >"$WORK/answer"
+	t_run status torpor status
+	expect_out '^logind: +na: the kernel cannot hibernate \(/sys/power/state has no "disk"\)' "no disk state"
+	echo "freeze mem disk" >"$SYSROOT/sys/power/state"
 	echo "root=/dev/vda noresume" >"$SYSROOT/proc/cmdline"
 	echo na >"$WORK/answer"
 	t_run status torpor status

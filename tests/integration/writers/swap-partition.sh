@@ -41,6 +41,17 @@ devno=$(printf '%d:%d' "0x$(stat -c %t "$dev")" "0x$(stat -c %T "$dev")")
 	fail "resume-args --kernel wrote '$(cat "$WORK/sysroot/sys/power/resume")', not $devno"
 [ "$(cat "$WORK/sysroot/sys/power/resume_offset")" = 0 ] || fail "resume-args --kernel: offset"
 expect_out "the kernel's resume device is now $devno \\($dev\\), offset 0 pages" "resume-args --kernel says it"
+# status reads it as logind does: the configuration's device (a stand-in
+# for busctl answers for logind).
+mkdir -p "$WORK/sysroot/run/systemd/system"
+printf '#!/bin/sh\necho "s \\"yes\\""\n' >"$WORK/busctl"
+chmod 755 "$WORK/busctl"
+t_run env TORPOR_TEST_SYSROOT="$WORK/sysroot" TORPOR_TEST_BUSCTL="$WORK/busctl" "$TORPOR_BIN" --config "$CONF" --plugin-dir "$PLUGINS" status
+expect_out "^logind: +yes: the kernel's resume device is $devno \\(the configuration's\\)$" "status: logind"
+echo 7:99 >"$WORK/sysroot/sys/power/resume"
+t_run env TORPOR_TEST_SYSROOT="$WORK/sysroot" TORPOR_TEST_BUSCTL="$WORK/busctl" "$TORPOR_BIN" --config "$CONF" --plugin-dir "$PLUGINS" status
+expect_out "^logind: +yes: the kernel's resume device is 7:99, not the configuration's: run \`torpor resume-args --kernel\`" "status: logind, another device"
+rm -rf "$WORK/sysroot/run"
 rm -f "$WORK/sysroot/sys/power/resume"
 t_run env TORPOR_TEST_SYSROOT="$WORK/sysroot" "$TORPOR_BIN" --config "$CONF" --plugin-dir "$PLUGINS" resume-args --kernel
 expect_rc 1 "resume-args --kernel without /sys/power/resume"
