@@ -26,28 +26,24 @@
 
 #include "blockdev.h"
 #include "logind-view.h"
+#include "text.h"
 
 extern char **environ;
 
 /* Bound of busctl's answer: `s "challenge"` and a newline. */
 #define ANSWER_MAX 256
 
+/* root's path into buf. */
 static int
 read_small(const char *root, const char *path, char *buf, size_t size)
 {
 	char full[4096];
 	ssize_t n;
-	int fd;
 
 	snprintf(full, sizeof(full), "%s%s", root, path);
-	fd = open(full, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	close(fd);
+	n = text_read_small(full, buf, size);
 	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
+		return (int)n;
 	buf[strcspn(buf, "\n")] = '\0';
 	return 0;
 }
@@ -141,20 +137,6 @@ location_device(const char *location)
 	return sb.st_rdev;
 }
 
-static bool
-has_word(const char *line, const char *word)
-{
-	size_t n = strlen(word);
-	const char *p = line;
-
-	while ((p = strstr(p, word))) {
-		if ((p == line || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
-			return true;
-		p += n;
-	}
-	return false;
-}
-
 /* Why logind answers as it does (systemd 255 and later). */
 static void
 explain(struct logind_view *v, const char *root, const char *location)
@@ -165,12 +147,12 @@ explain(struct logind_view *v, const char *root, const char *location)
 
 	read_small(root, "/proc/cmdline", cmdline, sizeof(cmdline));
 	if (read_small(root, "/sys/power/state", state, sizeof(state)) == 0 &&
-	    !has_word(state, "disk")) {
+	    !text_has_word(state, "disk")) {
 		snprintf(v->why, sizeof(v->why),
 			 "the kernel cannot hibernate (/sys/power/state has no \"disk\")");
 		return;
 	}
-	if (has_word(cmdline, "noresume")) {
+	if (text_has_word(cmdline, "noresume")) {
 		snprintf(v->why, sizeof(v->why),
 			 "the kernel command line has \"noresume\", and systemd 256 and later offer no hibernation then: remove it from the boot loader's configuration");
 		return;
@@ -210,7 +192,6 @@ logind_view(struct logind_view *v, const char *root, const char *location)
 	r = ask_logind(v->answer, sizeof(v->answer));
 	if (r < 0)
 		snprintf(v->answer, sizeof(v->answer), "unknown");
-	explain(v, root, location);
 	if (strcmp(v->answer, "no") == 0 || strcmp(v->answer, "challenge") == 0) {
 		snprintf(v->why, sizeof(v->why),
 			 "polkit %s this user (org.freedesktop.login1.hibernate)",
@@ -218,6 +199,7 @@ logind_view(struct logind_view *v, const char *root, const char *location)
 			 "asks for authentication from");
 		return;
 	}
+	explain(v, root, location);
 	if (r < 0) {
 		size_t n = strlen(v->why);
 

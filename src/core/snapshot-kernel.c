@@ -3,7 +3,6 @@
  * The kernel snapshot source: the ioctls of the snapshot device
  * (kernel/power/user.c, include/uapi/linux/suspend_ioctls.h).
  */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include "log.h"
 #include "snapshot-internal.h"
 #include "snapshot.h"
+#include "text.h"
 
 struct kernel_snapshot {
 	struct snapshot s;	/* first: the ops get a struct snapshot * */
@@ -285,44 +285,6 @@ static const struct snapshot_ops kernel_ops = {
 	.close = kernel_close,
 };
 
-static ssize_t
-read_small_file(const char *path, char *buf, size_t size)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	do
-		n = read(fd, buf, size - 1);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		n = -errno;
-	else
-		buf[n] = '\0';
-	close(fd);
-	return n;
-}
-
-/* `word` as a whole word of s (words are separated by white space). */
-static bool
-has_word(const char *s, const char *word)
-{
-	size_t len = strlen(word);
-	const char *p = s;
-
-	while ((p = strstr(p, word))) {
-		bool start = p == s || isspace((unsigned char)p[-1]);
-		char end = p[len];
-
-		if (start && (end == '\0' || isspace((unsigned char)end)))
-			return true;
-		p += len;
-	}
-	return false;
-}
-
 const char *
 snapshot_kernel_disabled_by(const char *lockdown_path,
 			    const char *cmdline_path, char *buf, size_t size)
@@ -337,7 +299,7 @@ snapshot_kernel_block(const char *lockdown_path, const char *cmdline_path,
 {
 	char text[4096];
 
-	if (read_small_file(lockdown_path, text, sizeof(text)) > 0) {
+	if (text_read_small(lockdown_path, text, sizeof(text)) > 0) {
 		const char *mode = NULL;
 
 		if (strstr(text, "[integrity]"))
@@ -350,8 +312,8 @@ snapshot_kernel_block(const char *lockdown_path, const char *cmdline_path,
 			return SNAPSHOT_BLOCK_LOCKDOWN;
 		}
 	}
-	if (read_small_file(cmdline_path, text, sizeof(text)) > 0 &&
-	    (has_word(text, "nohibernate") || has_word(text, "hibernate=no"))) {
+	if (text_read_small(cmdline_path, text, sizeof(text)) > 0 &&
+	    (text_has_word(text, "nohibernate") || text_has_word(text, "hibernate=no"))) {
 		snprintf(buf, size, "hibernation is disabled by 'nohibernate' on the kernel command line");
 		return SNAPSHOT_BLOCK_CMDLINE;
 	}

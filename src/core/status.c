@@ -34,6 +34,7 @@
 #include "snapshot-internal.h"
 #include "snapshot.h"
 #include "status.h"
+#include "text.h"
 
 #define MAX_REASONS 8
 #define REASON_SIZE 512
@@ -155,28 +156,13 @@ kernel_checks_apply(const struct status *st)
 	       TORPOR_SNAPSHOT_KERNEL;
 }
 
-/* A small file's text into buf; its length, or -errno. */
-static ssize_t
-read_text(const char *path, char *buf, size_t size)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, size - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return (ssize_t)n;
-}
-
 static uint64_t
 read_number(const char *path)
 {
 	char text[64];
 	uint64_t v;
 
-	if (read_text(path, text, sizeof(text)) <= 0 ||
+	if (text_read_small(path, text, sizeof(text)) <= 0 ||
 	    sscanf(text, "%" SCNu64, &v) != 1)
 		return 0;
 	return v;
@@ -279,7 +265,7 @@ check_kernel(struct status *st)
 		return;
 	}
 	sys_path(state, sizeof(state), "/sys/power/state");
-	if (read_text(state, text, sizeof(text)) < 0 || strstr(text, "disk"))
+	if (text_read_small(state, text, sizeof(text)) < 0 || strstr(text, "disk"))
 		return;
 	pid = secretmem_user();
 	if (pid)

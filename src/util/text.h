@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef TORPOR_UTIL_TEXT_H
+#define TORPOR_UTIL_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* A small file (the kernel's /proc and /sys files) into buf, NUL
+ * terminated, at most size - 1 bytes: its length, or -errno. */
+ssize_t text_read_small(const char *path, char *buf, size_t size);
+
+/* word as a whole word of s (words are separated by white space). */
+bool text_has_word(const char *s, const char *word);
+
+#endif
