@@ -27,6 +27,7 @@
 #include "torpor-build.h"
 
 #include "bench.h"
+#include "clock.h"
 #include "cycle.h"
 #include "log.h"
 #include "passphrase.h"
@@ -175,7 +176,7 @@ static void
 timer_progress(void *ctx, const struct stream_progress *p)
 {
 	struct stream_timer *t = ctx;
-	double now = session_now();
+	double now = clock_now();
 	unsigned tw = p->chunks_total ?
 		(unsigned)(p->chunks_done * 20 / p->chunks_total) : 20;
 
@@ -305,7 +306,7 @@ device_open(const struct bench *b, char *path, size_t size, bool *direct)
 static double
 device_pass(int fd, uint8_t *buf, uint64_t total, bool writing)
 {
-	double t0 = session_now();
+	double t0 = clock_now();
 	uint64_t off;
 
 	for (off = 0; off < total; off += STREAM_IO_SIZE) {
@@ -317,7 +318,7 @@ device_pass(int fd, uint8_t *buf, uint64_t total, bool writing)
 	}
 	if (writing && fdatasync(fd) < 0)
 		return -errno;
-	return session_now() - t0;
+	return clock_now() - t0;
 }
 
 static int

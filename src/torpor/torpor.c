@@ -15,6 +15,7 @@
 
 #include "torpor-build.h"
 
+#include "clock.h"
 #include "config.h"
 #include "cycle.h"
 #include "host.h"
@@ -23,6 +24,7 @@
 #include "log.h"
 #include "names.h"
 #include "passphrase.h"
+#include "proc.h"
 #include "protocol.h"
 #include "plugin-call.h"
 #include "progress.h"
@@ -224,7 +226,7 @@ say_phase(void *ctx, enum cycle_phase p, bool done)
 	struct hibernate_times *t = ctx;
 
 	if (p == CYCLE_PHASE_STARTUP && !done)
-		t->program_start = session_process_age();
+		t->program_start = proc_process_age();
 	if (p == CYCLE_PHASE_FREEZE && !done)
 		session_print_footprint("hibernate: this process before the freeze");
 	if (p == CYCLE_PHASE_POWEROFF && !done)
@@ -275,7 +277,7 @@ static void
 direct_phase(void *ctx, enum cycle_phase p, bool done)
 {
 	struct direct_view *dv = ctx;
-	double now = session_now();
+	double now = clock_now();
 
 	if (!done) {
 		dv->phase_t0 = now;
@@ -296,7 +298,7 @@ direct_progress(void *ctx, const struct stream_progress *p)
 	struct direct_view *dv = ctx;
 	struct progress_figures f;
 
-	progress_figures(p, dv->stream_t0, session_now(), &f);
+	progress_figures(p, dv->stream_t0, clock_now(), &f);
 	view_progress(&dv->v, "write", &f);
 	/* -v: a line per tenth of the stream, as it happens (the VM suite's
 	 * power cuts aim at them; a bar on a serial console reaches the other

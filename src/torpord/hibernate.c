@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "config.h"
 #include "cycle.h"
 #include "last-cycle.h"
@@ -32,7 +33,7 @@ static void
 on_phase(void *ctx, enum cycle_phase p, bool done)
 {
 	struct torpord *d = ctx;
-	double now = session_now();
+	double now = clock_now();
 	struct proto_msg m;
 
 	if (d->client && proto_msg_begin(&m, "phase") == 0) {
@@ -75,7 +76,7 @@ on_progress(void *ctx, const struct stream_progress *p)
 	struct progress_figures f;
 	struct proto_msg m;
 
-	progress_figures(p, d->stream_t0, session_now(), &f);
+	progress_figures(p, d->stream_t0, clock_now(), &f);
 	if (d->client && f.percent != d->last_percent &&
 	    proto_msg_begin(&m, "progress") == 0) {
 		d->last_percent = f.percent;

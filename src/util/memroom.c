@@ -9,12 +9,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "memroom.h"
-#include "session.h"
+#include "proc.h"
 
 /* v1 reports "no limit" as a huge page-aligned number. */
 #define V1_NO_LIMIT (UINT64_C(1) << 60)
@@ -141,7 +142,7 @@ memroom_cgroup(char *where, size_t where_size)
 uint64_t
 memroom_available(char *where, size_t where_size)
 {
-	uint64_t avail = session_meminfo("MemAvailable");
+	uint64_t avail = proc_meminfo("MemAvailable");
 	uint64_t cg = memroom_cgroup(where, where_size);
 
 	if (avail && avail <= cg) {

@@ -18,12 +18,14 @@
 
 #include "blockdev.h"
 #include "chain.h"
+#include "clock.h"
 #include "cycle.h"
 #include "host.h"
 #include "initramfs-check.h"
 #include "log.h"
 #include "plugin-call.h"
 #include "pool.h"
+#include "proc.h"
 #include "root-guard.h"
 #include "snapshot-internal.h"
 #include "snapshot.h"
@@ -60,15 +62,6 @@ cycle_phase_name(enum cycle_phase p)
 	return (unsigned)p < CYCLE_N_PHASES ? phase_names[p] : "unknown";
 }
 
-static double
-monotonic_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void
 cycle_print_times(const char *what, double program_start,
 		  const struct cycle_times *t, enum cycle_phase end)
@@ -90,7 +83,7 @@ static void
 cycle_phase(struct cycle *cy, enum cycle_phase p)
 {
 	const struct cycle_options *o = cy->o;
-	double now = monotonic_seconds();
+	double now = clock_now();
 
 	if (cy->phase >= 0) {
 		if (o->times)
@@ -139,8 +132,8 @@ cycle_expected_image_bytes(enum torpor_snapshot_kind kind, const char *spec)
 			size = 0;
 		fclose(f);
 	}
-	total = session_meminfo("MemTotal");
-	avail = session_meminfo("MemAvailable");
+	total = proc_meminfo("MemTotal");
+	avail = proc_meminfo("MemAvailable");
 	if (total > avail && (size == 0 || total - avail < size))
 		size = total - avail;
 	return size;
@@ -445,7 +438,7 @@ cycle_snapshot(struct cycle *cy, int *in_suspend)
 	if (r < 0)
 		return log_error_errno(r, "the kernel could not create the image: %m");
 	cy->have_image = true;
-	cy->t0 = session_now();
+	cy->t0 = clock_now();
 	return 0;
 }
 
@@ -592,7 +585,7 @@ cycle_commit(struct cycle *cy)
 	cy->committed = true;
 	session_print_summary(cy->o->test ? "hibernate (test)" : "hibernate",
 			      h->page_count, h->page_size, h->stored_bytes,
-			      session_now() - cy->t0);
+			      clock_now() - cy->t0);
 	return 0;
 }
 

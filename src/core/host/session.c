@@ -17,6 +17,7 @@
 #include "names.h"
 #include "plugin-call.h"
 #include "pool.h"
+#include "proc.h"
 #include "session.h"
 #include "stream.h"
 
@@ -81,40 +82,6 @@ session_pool_threads(const struct torpor_session *s, const struct chain *c,
 	return t;
 }
 
-uint64_t
-session_meminfo(const char *key)
-{
-	uint64_t value = 0, v;
-	char name[64];
-	size_t n = strlen(key);
-	FILE *f = fopen("/proc/meminfo", "re");
-
-	if (!f)
-		return 0;
-	while (fscanf(f, "%63s %" SCNu64 " kB", name, &v) == 2)
-		if (strncmp(name, key, n) == 0 && name[n] == ':')
-			value = v * 1024;
-	fclose(f);
-	return value;
-}
-
-/* The threads of this process, from /proc/self/status; 0 when unknown. */
-static unsigned
-thread_count(void)
-{
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[128];
-	unsigned n = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Threads: %u", &n) == 1)
-			break;
-	fclose(f);
-	return n;
-}
-
 void
 session_wait_threads_gone(void)
 {
@@ -125,49 +92,12 @@ session_wait_threads_gone(void)
 	 * kernel does before it drops the task from the thread list; the
 	 * count falls to one when every joined thread is really gone. */
 	for (int i = 0; i < 2000; i++) {
-		n = thread_count();
+		n = proc_thread_count();
 		if (n <= 1)
 			return;
 		nanosleep(&tick, NULL);
 	}
 	log_warning("%u threads still exist at the thaw", n);
-}
-
-double
-session_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-double
-session_process_age(void)
-{
-	unsigned long long start = 0;
-	struct timespec ts;
-	long hz = sysconf(_SC_CLK_TCK);
-	char buf[1024], *p;
-	FILE *f = fopen("/proc/self/stat", "re");
-	size_t n;
-	int field;
-
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* The name (field 2) may hold spaces and parentheses: count from
-	 * the last ')'.  starttime is field 22. */
-	p = strrchr(buf, ')');
-	for (field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p, " %llu", &start) != 1 || hz <= 0 ||
-	    clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
-		return -1;
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 -
-	       (double)start / (double)hz;
 }
 
 void

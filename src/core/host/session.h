@@ -104,10 +104,6 @@ unsigned session_pool_threads(const struct torpor_session *s,
 			      const struct chain *c, uint64_t fixed,
 			      uint64_t *room, char *limit, size_t limit_size);
 
-/* A /proc/meminfo value ("MemTotal", "MemAvailable") in bytes; 0 when it
- * cannot be read. */
-uint64_t session_meminfo(const char *key);
-
 /*
  * Wait (2 s at most) until this process has no thread but the caller.  The
  * threads a freezing task creates after the freeze carry the freezer's
@@ -115,14 +111,6 @@ uint64_t session_meminfo(const char *key);
  * one already joined but not yet released.
  */
 void session_wait_threads_gone(void);
-
-/* Seconds since an arbitrary point (CLOCK_MONOTONIC). */
-double session_now(void);
-
-/* Seconds since this process was started (exec, loading included), from
- * /proc/self/stat and CLOCK_BOOTTIME, to the kernel's clock tick; -1 when
- * unknown. */
-double session_process_age(void);
 
 /* One line on stderr: "WHAT: phases (s): NAME S, NAME S, ..." for the n
  * phases whose seconds are not negative (a negative one did not run in

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "clock.h"
 #include "stream.h"
 
 struct progress_figures {
@@ -18,7 +19,7 @@ struct progress_figures {
 	int64_t stored_mib;	/* bytes stored so far, MiB */
 };
 
-/* The figures of p, for a stream that began at t0 (session_now()). */
+/* The figures of p, for a stream that began at t0 (clock_now()). */
 void progress_figures(const struct stream_progress *p, double t0, double now,
 		      struct progress_figures *ret);
 

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "crc32c.h"
 #include "log.h"
 #include "plugin-call.h"
-#include "session.h"
 #include "stream.h"
 
 _Static_assert(STREAM_IO_SIZE % TORPOR_WRITE_ALIGN == 0,
@@ -86,10 +86,10 @@ writer_main(void *arg)
 		len = o->pending_len;
 		r = o->write_err;
 		pthread_mutex_unlock(&o->lock);
-		t0 = session_now();
+		t0 = clock_now();
 		if (r == 0)
 			r = plugin_write(o->writer, p, len);
-		t0 = session_now() - t0;
+		t0 = clock_now() - t0;
 		pthread_mutex_lock(&o->lock);
 		o->writing += t0;
 		o->writes++;
@@ -141,7 +141,7 @@ stream_out_stop(struct stream_out *o)
 static int
 stream_out_drain(struct stream_out *o)
 {
-	double t0 = session_now();
+	double t0 = clock_now();
 	int r;
 
 	pthread_mutex_lock(&o->lock);
@@ -149,7 +149,7 @@ stream_out_drain(struct stream_out *o)
 		pthread_cond_wait(&o->cond, &o->lock);
 	r = o->write_err;
 	pthread_mutex_unlock(&o->lock);
-	o->blocked += session_now() - t0;
+	o->blocked += clock_now() - t0;
 	return r;
 }
 
@@ -164,10 +164,10 @@ stream_out_write(struct stream_out *o)
 	if (o->used == 0)
 		return 0;
 	if (!o->running) {
-		double t0 = session_now();
+		double t0 = clock_now();
 
 		r = plugin_write(o->writer, o->buf, o->used);
-		t0 = session_now() - t0;
+		t0 = clock_now() - t0;
 		o->writing += t0;
 		o->blocked += t0;
 		o->writes++;

@@ -30,6 +30,7 @@
 #include "log.h"
 #include "logind-view.h"
 #include "plugin-call.h"
+#include "proc.h"
 #include "resume.h"
 #include "snapshot-internal.h"
 #include "snapshot.h"
@@ -339,8 +340,8 @@ estimate_sizes(struct status *st)
 
 	sys_path(path, sizeof(path), "/sys/power/image_size");
 	st->image_size_pref = read_number(path);
-	total = session_meminfo("MemTotal");
-	avail = session_meminfo("MemAvailable");
+	total = proc_meminfo("MemTotal");
+	avail = proc_meminfo("MemAvailable");
 	st->used_memory = total > avail ? total - avail : 0;
 	st->image_bytes = cycle_expected_image_bytes(kind, s->config->snapshot);
 	st->ratio = st->last_r == 0 ? last_cycle_ratio(&st->last) : 0;

@@ -19,10 +19,12 @@
 #include <unistd.h>
 
 #include "chain.h"
+#include "clock.h"
 #include "host.h"
 #include "log.h"
 #include "plugin-call.h"
 #include "pool.h"
+#include "proc.h"
 #include "resume.h"
 #include "root-guard.h"
 #include "snapshot.h"
@@ -92,7 +94,7 @@ static const char *const phase_names[RESUME_N_PHASES] = {
 static void
 resume_phase(struct resume *rs, enum resume_phase p)
 {
-	double now = session_now();
+	double now = clock_now();
 
 	rs->o->times[rs->phase] += now - rs->phase_t0;
 	rs->phase = p;
@@ -446,7 +448,7 @@ print_verified(const struct resume *rs)
 	uint32_t i;
 
 	session_print_summary(rs->what, rs->h.page_count, rs->h.page_size,
-			      rs->h.stored_bytes, session_now() - rs->t0);
+			      rs->h.stored_bytes, clock_now() - rs->t0);
 	printf("verify: image is intact: %" PRIu64 " chunks, chain",
 	       rs->h.chunk_count);
 	for (i = 0; i < rs->h.n_chain; i++)
@@ -650,7 +652,7 @@ resume_restore(struct resume *rs)
 	if (image_header_set_stats(rs->hdr, rs->hdr_len, &h->stats) == 0)
 		plugin_rewrite_header(rs->writer, rs->hdr, rs->hdr_len);
 	session_print_summary(rs->what, h->page_count, h->page_size,
-			      h->stored_bytes, session_now() - rs->t0);
+			      h->stored_bytes, clock_now() - rs->t0);
 	r = rs->snap->ops->atomic_restore(rs->snap);
 	resume_phase(rs, RESUME_PHASE_RESTORE);
 	/* With the kernel we only get here when the restore failed. */
@@ -747,10 +749,10 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 		.o = o,
 		.writer = s->reg.active_writer,
 		.what = o->mode == RESUME_VERIFY ? "verify" : "resume",
-		.t0 = session_now(),
+		.t0 = clock_now(),
 		.phase = RESUME_PHASE_HEADER,
 	};
-	double age = session_process_age();
+	double age = proc_process_age();
 	int r;
 
 	rs.phase_t0 = rs.t0;
