@@ -228,7 +228,7 @@ say_phase(void *ctx, enum cycle_phase p, bool done)
 	if (p == CYCLE_PHASE_STARTUP && !done)
 		t->program_start = proc_process_age();
 	if (p == CYCLE_PHASE_FREEZE && !done)
-		session_print_footprint("hibernate: this process before the freeze");
+		progress_print_footprint("hibernate: this process before the freeze");
 	if (p == CYCLE_PHASE_POWEROFF && !done)
 		cycle_print_times("hibernate", t->program_start, &t->cycle,
 				  CYCLE_PHASE_POWEROFF);
@@ -304,7 +304,7 @@ direct_progress(void *ctx, const struct stream_progress *p)
 	 * power cuts aim at them; a bar on a serial console reaches the other
 	 * end only with its newline, at the end of the phase). */
 	if (arg_verbose)
-		session_print_progress(NULL, p);
+		progress_print(NULL, p);
 }
 
 static int

@@ -56,7 +56,7 @@ on_phase(void *ctx, enum cycle_phase p, bool done)
 	 * image), as torpor hibernate -v says it. */
 	if (p == CYCLE_PHASE_FREEZE && !done &&
 	    log_get_max_level() >= TORPOR_LOG_INFO)
-		session_print_footprint("torpord: this process before the freeze");
+		progress_print_footprint("torpord: this process before the freeze");
 	if (p == CYCLE_PHASE_SYNC && done)
 		d->committed = true;
 	/* The phase times up to the commit, on stderr (the journal), as

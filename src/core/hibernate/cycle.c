@@ -26,6 +26,7 @@
 #include "plugin-call.h"
 #include "pool.h"
 #include "proc.h"
+#include "progress.h"
 #include "root-guard.h"
 #include "snapshot-internal.h"
 #include "snapshot.h"
@@ -74,7 +75,7 @@ cycle_print_times(const char *what, double program_start,
 		names[i + 1] = phase_names[i];
 		secs[i + 1] = i < end && t->phase[i] > 0 ? t->phase[i] : -1;
 	}
-	session_print_phases(what, names, secs, CYCLE_N_PHASES + 1);
+	progress_print_phases(what, names, secs, CYCLE_N_PHASES + 1);
 }
 
 /* Ends the running phase (its time goes to o->times) and begins p;
@@ -583,9 +584,9 @@ cycle_commit(struct cycle *cy)
 	if (r < 0)
 		return r;
 	cy->committed = true;
-	session_print_summary(cy->o->test ? "hibernate (test)" : "hibernate",
-			      h->page_count, h->page_size, h->stored_bytes,
-			      clock_now() - cy->t0);
+	progress_print_summary(cy->o->test ? "hibernate (test)" : "hibernate",
+			       h->page_count, h->page_size, h->stored_bytes,
+			       clock_now() - cy->t0);
 	return 0;
 }
 
@@ -750,7 +751,7 @@ cycle_end(struct cycle *cy, int r)
 		cy->snap->ops->free_image(cy->snap);
 	if (cy->frozen) {
 		log_info("thawing");
-		session_wait_threads_gone();
+		pool_wait_threads_gone();
 		cy->snap->ops->unfreeze(cy->snap);
 	}
 	if (cy->pre_done)

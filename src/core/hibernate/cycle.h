@@ -62,7 +62,7 @@ struct cycle_options {
 	 * warning. */
 	bool force;
 	/* Told after each chunk of the stream (NULL: nobody listens);
-	 * session_print_progress() prints it on stderr. */
+	 * progress_print() logs it. */
 	stream_progress_fn progress;
 	void *progress_ctx;
 	cycle_phase_fn phase;	/* NULL: nobody listens */

@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "host.h"
 #include "image-format.h"
@@ -17,39 +15,7 @@
 #include "names.h"
 #include "plugin-call.h"
 #include "pool.h"
-#include "proc.h"
 #include "session.h"
-#include "stream.h"
-
-void
-session_print_summary(const char *what, uint64_t pages, size_t page_size,
-		      uint64_t stored, double seconds)
-{
-	double image_mib = (double)pages * (double)page_size / 1048576.0;
-	double stored_mib = (double)stored / 1048576.0;
-
-	printf("%s: %" PRIu64 " pages, %.1f MiB image, %.1f MiB stored (%.0f%%), %.2f s, %.0f MiB/s\n",
-	       what, pages, image_mib, stored_mib,
-	       image_mib > 0 ? stored_mib * 100.0 / image_mib : 0.0, seconds,
-	       seconds > 0 ? image_mib / seconds : 0.0);
-	fflush(stdout);
-}
-
-void
-session_print_progress(void *ctx, const struct stream_progress *p)
-{
-	uint64_t total = p->chunks_total ? p->chunks_total : 1;
-	unsigned step = (unsigned)(p->chunks_done * 10 / total);
-
-	(void)ctx;
-	/* Every tenth: the lines must fit a pipe whose reader may be frozen. */
-	if (p->chunks_done == 0 || step == (p->chunks_done - 1) * 10 / total)
-		return;
-	fprintf(stderr, "%s: %u%% (%" PRIu64 " of %" PRIu64 " chunks, %.1f MiB of pages, %.1f MiB stored)\n",
-		p->what, step * 10, p->chunks_done, p->chunks_total,
-		(double)p->raw_bytes / 1048576.0,
-		(double)p->stored_bytes / 1048576.0);
-}
 
 unsigned
 session_threads(const struct torpor_session *s)
@@ -80,68 +46,6 @@ session_pool_threads(const struct torpor_session *s, const struct chain *c,
 		log_notice("worker threads: %u instead of %u: the pool stays under %u MiB and within half of what %s leaves (%" PRIu64 " MiB)",
 			   t, asked, POOL_MEMORY_BUDGET >> 20, limit, *room >> 20);
 	return t;
-}
-
-void
-session_wait_threads_gone(void)
-{
-	struct timespec tick = { 0, 1000 * 1000 };
-	unsigned n = 0;
-
-	/* pthread_join() returns once the thread cleared its id, which the
-	 * kernel does before it drops the task from the thread list; the
-	 * count falls to one when every joined thread is really gone. */
-	for (int i = 0; i < 2000; i++) {
-		n = proc_thread_count();
-		if (n <= 1)
-			return;
-		nanosleep(&tick, NULL);
-	}
-	log_warning("%u threads still exist at the thaw", n);
-}
-
-void
-session_print_phases(const char *what, const char *const *names,
-		     const double *seconds, size_t n)
-{
-	const char *sep = "";
-	size_t i;
-
-	fprintf(stderr, "%s: phases (s):", what);
-	for (i = 0; i < n; i++) {
-		if (seconds[i] < 0)
-			continue;
-		fprintf(stderr, "%s %s %.3f", sep, names[i], seconds[i]);
-		sep = ",";
-	}
-	fprintf(stderr, "\n");
-	fflush(stderr);
-}
-
-void
-session_print_footprint(const char *what)
-{
-	static const char *const keys[] = {
-		"RssAnon", "RssFile", "RssShmem", "VmLck", "VmPTE",
-	};
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[128], name[32];
-	unsigned long kib;
-	size_t i;
-
-	if (!f)
-		return;
-	fprintf(stderr, "%s:", what);
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%31[^:]: %lu kB", name, &kib) != 2)
-			continue;
-		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-			if (strcmp(name, keys[i]) == 0)
-				fprintf(stderr, " %s %lu KiB", name, kib);
-	}
-	fprintf(stderr, "\n");
-	fflush(stderr);
-	fclose(f);
 }
 
 int

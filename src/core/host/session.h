@@ -77,17 +77,6 @@ int session_probe_storage(const char *config_path, const char *plugin_dir,
 int session_wait_for_storage(const char *config_path, const char *plugin_dir,
 			     unsigned seconds);
 
-/* The one-line summary of hibernate, resume and verify:
- * "WHAT: N pages, X MiB image, Y MiB stored (R%), S s, M MiB/s". */
-void session_print_summary(const char *what, uint64_t pages, size_t page_size,
-			   uint64_t stored, double seconds);
-
-/* A stream_progress_fn (ctx unused) that prints a line on stderr at each
- * tenth of the stream: "hibernate: 40% (N of M chunks, X MiB of pages,
- * Y MiB stored)". */
-struct stream_progress;
-void session_print_progress(void *ctx, const struct stream_progress *p);
-
 /* Worker threads for the pool: [torpor] threads, or one per online CPU
  * (0, the filters on the calling thread, when there is one). */
 unsigned session_threads(const struct torpor_session *s);
@@ -103,24 +92,5 @@ struct chain;
 unsigned session_pool_threads(const struct torpor_session *s,
 			      const struct chain *c, uint64_t fixed,
 			      uint64_t *room, char *limit, size_t limit_size);
-
-/*
- * Wait (2 s at most) until this process has no thread but the caller.  The
- * threads a freezing task creates after the freeze carry the freezer's
- * mark, and the kernel warns at the thaw about any that still exists, even
- * one already joined but not yet released.
- */
-void session_wait_threads_gone(void);
-
-/* One line on stderr: "WHAT: phases (s): NAME S, NAME S, ..." for the n
- * phases whose seconds are not negative (a negative one did not run in
- * this process). */
-void session_print_phases(const char *what, const char *const *names,
-			  const double *seconds, size_t n);
-
-/* One line on stderr: what this process holds in memory ("RssAnon",
- * "VmLck", ... of /proc/self/status), and so adds to a snapshot taken
- * now.  Prefixed with WHAT. */
-void session_print_footprint(const char *what);
 
 #endif

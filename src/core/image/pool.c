@@ -4,10 +4,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "pool.h"
+#include "proc.h"
 
 enum {
 	SLOT_FREE,
@@ -391,4 +393,22 @@ pool_collect(struct pool *p)
 	s->state = SLOT_FREE;
 	p->collected++;
 	return s;
+}
+
+void
+pool_wait_threads_gone(void)
+{
+	struct timespec tick = { 0, 1000 * 1000 };
+	unsigned n = 0;
+
+	/* pthread_join() returns once the thread cleared its id, which the
+	 * kernel does before it drops the task from the thread list; the
+	 * count falls to one when every joined thread is really gone. */
+	for (int i = 0; i < 2000; i++) {
+		n = proc_thread_count();
+		if (n <= 1)
+			return;
+		nanosleep(&tick, NULL);
+	}
+	log_warning("%u threads still exist at the thaw", n);
 }

@@ -129,4 +129,12 @@ unsigned pool_default_threads(void);
 int pool_thread_on_stack(pthread_t *thread, void *stack, size_t size,
 			 void *(*fn)(void *), void *arg);
 
+/*
+ * Wait (2 s at most) until this process has no thread but the caller.  The
+ * threads a freezing task creates after the freeze carry the freezer's
+ * mark, and the kernel warns at the thaw about any that still exists, even
+ * one already joined but not yet released.
+ */
+void pool_wait_threads_gone(void);
+
 #endif

@@ -46,8 +46,10 @@ log_set_program(const char *name)
 	program = name;
 }
 
-void
-log_fullv(int level, const char *plugin, const char *fmt, va_list ap)
+/* The one way out of the logger: to stderr with the program's prefix
+ * (and the plugin's), to the tee unless bare, into the capture. */
+static void
+emit(int level, bool bare, const char *plugin, const char *fmt, va_list ap)
 {
 	char line[2048];
 	int saved = errno;
@@ -62,6 +64,12 @@ log_fullv(int level, const char *plugin, const char *fmt, va_list ap)
 		errno = saved;
 		return;
 	}
+	if (bare) {
+		fprintf(stderr, "%s\n", line);
+		fflush(stderr);
+		errno = saved;
+		return;
+	}
 	if (plugin)
 		fprintf(stderr, "%s: %s: %s\n", program, plugin, line);
 	else
@@ -71,6 +79,22 @@ log_fullv(int level, const char *plugin, const char *fmt, va_list ap)
 	else if (tee)
 		fprintf(tee, "%s: %s\n", program, line);
 	errno = saved;
+}
+
+void
+log_fullv(int level, const char *plugin, const char *fmt, va_list ap)
+{
+	emit(level, false, plugin, fmt, ap);
+}
+
+void
+log_line(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emit(level, true, NULL, fmt, ap);
+	va_end(ap);
 }
 
 void

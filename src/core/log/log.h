@@ -36,6 +36,16 @@ void log_full(int level, const char *plugin, const char *fmt, ...)
 void log_fullv(int level, const char *plugin, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
 
+/*
+ * A line of its own, without the program's prefix, for a report a person
+ * reads as it comes ("hibernate: 40% ...", the phase times, the
+ * footprint): the level and the capture apply as to any message, the tee
+ * does not (torpord prints these for its journal while the client, frozen
+ * with the rest of user space, could not read them).
+ */
+void log_line(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* Log, then return the negative errno r (errno is set to -r for %m). */
 int log_errno(int level, int r, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

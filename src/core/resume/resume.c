@@ -25,6 +25,7 @@
 #include "plugin-call.h"
 #include "pool.h"
 #include "proc.h"
+#include "progress.h"
 #include "resume.h"
 #include "root-guard.h"
 #include "snapshot.h"
@@ -447,8 +448,8 @@ print_verified(const struct resume *rs)
 {
 	uint32_t i;
 
-	session_print_summary(rs->what, rs->h.page_count, rs->h.page_size,
-			      rs->h.stored_bytes, clock_now() - rs->t0);
+	progress_print_summary(rs->what, rs->h.page_count, rs->h.page_size,
+			       rs->h.stored_bytes, clock_now() - rs->t0);
 	printf("verify: image is intact: %" PRIu64 " chunks, chain",
 	       rs->h.chunk_count);
 	for (i = 0; i < rs->h.n_chain; i++)
@@ -642,8 +643,8 @@ resume_restore(struct resume *rs)
 
 	resume_phase(rs, RESUME_PHASE_RESTORE);
 	if (rs->o->verbose)
-		session_print_phases(rs->what, phase_names, rs->o->times,
-				     RESUME_PHASE_RESTORE);
+		progress_print_phases(rs->what, phase_names, rs->o->times,
+				      RESUME_PHASE_RESTORE);
 	h->stats.resumed_at = (uint64_t)time(NULL);
 	h->stats.read_usec = (uint64_t)(rs->o->times[RESUME_PHASE_READ] * 1e6);
 	h->stats.pages_restored = rs->pages;
@@ -651,8 +652,8 @@ resume_restore(struct resume *rs)
 	rs->o->stats = h->stats;
 	if (image_header_set_stats(rs->hdr, rs->hdr_len, &h->stats) == 0)
 		plugin_rewrite_header(rs->writer, rs->hdr, rs->hdr_len);
-	session_print_summary(rs->what, h->page_count, h->page_size,
-			      h->stored_bytes, clock_now() - rs->t0);
+	progress_print_summary(rs->what, h->page_count, h->page_size,
+			       h->stored_bytes, clock_now() - rs->t0);
 	r = rs->snap->ops->atomic_restore(rs->snap);
 	resume_phase(rs, RESUME_PHASE_RESTORE);
 	/* With the kernel we only get here when the restore failed. */
@@ -722,7 +723,7 @@ resume_end(struct resume *rs, int r)
 	/* Closed without the restore, the device drops every page it was
 	 * given: the same as if none had been. */
 	if (rs->frozen) {
-		session_wait_threads_gone();
+		pool_wait_threads_gone();
 		rs->snap->ops->unfreeze(rs->snap);
 	}
 	snapshot_close(rs->snap);
