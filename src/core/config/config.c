@@ -27,7 +27,7 @@
 #include "image-format.h"
 #include "log.h"
 #include "names.h"
-#include "snapshot.h"
+#include "snapshot-spec.h"
 
 #define REASON_MAX		256
 

@@ -28,7 +28,6 @@
 #include "proc.h"
 #include "progress.h"
 #include "root-guard.h"
-#include "snapshot-internal.h"
 #include "snapshot.h"
 #include "stream.h"
 

@@ -32,7 +32,6 @@
 #include "plugin-call.h"
 #include "proc.h"
 #include "resume.h"
-#include "snapshot-internal.h"
 #include "snapshot.h"
 #include "status.h"
 
@@ -275,7 +274,8 @@ check_kernel(struct status *st)
 		return;
 	sys_path(lockdown, sizeof(lockdown), "/sys/kernel/security/lockdown");
 	sys_path(cmdline, sizeof(cmdline), "/proc/cmdline");
-	if (snapshot_kernel_disabled_by(lockdown, cmdline, why, sizeof(why))) {
+	if (snapshot_kernel_block(lockdown, cmdline, why, sizeof(why)) !=
+	    SNAPSHOT_BLOCK_NONE) {
 		add_reason(st, "%s", why);
 		return;
 	}

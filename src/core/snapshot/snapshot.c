@@ -17,15 +17,6 @@
 #include "snapshot-internal.h"
 #include "snapshot.h"
 
-enum torpor_snapshot_kind
-snapshot_spec_kind(const char *spec)
-{
-	if (spec && strncmp(spec, "sim", 3) == 0 &&
-	    (spec[3] == '\0' || spec[3] == ':'))
-		return TORPOR_SNAPSHOT_SIM;
-	return TORPOR_SNAPSHOT_KERNEL;
-}
-
 size_t
 snapshot_page_size(const char *spec)
 {

@@ -16,6 +16,8 @@
 
 #include <torpor/plugin.h>
 
+#include "snapshot-spec.h"
+
 enum snapshot_mode {
 	SNAPSHOT_MODE_HIBERNATE,	/* read the image out */
 	SNAPSHOT_MODE_RESUME,		/* write an image back */
@@ -131,15 +133,6 @@ struct snapshot {
 	bool restored;
 };
 
-/* The source torpor reads when the configuration names none. */
-#define SNAPSHOT_DEFAULT_SPEC	"/dev/snapshot"
-
-/*
- * Which kind of source a spec names: the sim for "sim" and "sim:...", the
- * kernel for anything else.  Says nothing about whether spec is valid.
- */
-enum torpor_snapshot_kind snapshot_spec_kind(const char *spec);
-
 /* What the kernel's files say disables hibernation, before anything is
  * tried: lockdown (lockdown_path, normally /sys/kernel/security/lockdown)
  * or `nohibernate` / `hibernate=no` (cmdline_path, normally /proc/cmdline).
@@ -157,21 +150,6 @@ enum snapshot_block snapshot_kernel_block(const char *lockdown_path,
 /* The page size the source a spec names will have once open (the sim's,
  * or the kernel's), known without opening it. */
 size_t snapshot_page_size(const char *spec);
-
-/*
- * The one parser of the simulator's spec: "sim", "sim:SIZE" or
- * "sim:SIZE:SEED".  SIZE is bytes with an optional K, M, G or T suffix
- * (either case), a positive multiple of the sim's page size; SEED is
- * decimal.  *ret_named says whether SIZE (and SEED) were given; without
- * them the defaults are returned.  -EINVAL when spec is malformed,
- * -ERANGE when a number does not fit in 64 bits, -EDOM when SIZE is zero
- * or not a multiple of the page size.  Outputs are untouched on failure.
- */
-int sim_parse_spec(const char *spec, uint64_t *ret_size, uint64_t *ret_seed,
-		   bool *ret_named);
-
-/* Why sim_parse_spec() returned r, in words for a message. */
-const char *sim_spec_strerror(int r);
 
 /*
  * Open the source named by spec: "/dev/snapshot" (or another path to a

@@ -92,7 +92,6 @@ const char *snapshot_kernel_eperm_reason(const char *lockdown_path,
  * 1..64 pages of one kind; any page can be generated on its own from
  * (seed, page number).
  */
-#define SIM_PAGE_SIZE		4096
 #define SIM_MAGIC		"TORPORSIM"
 #define SIM_FORMAT_VERSION	1
 #define SIM_OFF_TRAILER		512	/* char magic[16] */
@@ -100,8 +99,6 @@ const char *snapshot_kernel_eperm_reason(const char *lockdown_path,
 #define SIM_OFF_PAGE_SIZE	532	/* u32 */
 #define SIM_OFF_SEED		536	/* u64 */
 #define SIM_OFF_BYTES		544	/* u64 */
-#define SIM_DEFAULT_SIZE	(UINT64_C(64) << 20)
-#define SIM_DEFAULT_SEED	1
 
 enum sim_page_kind {
 	SIM_PAGE_HEADER,
