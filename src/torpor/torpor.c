@@ -347,7 +347,7 @@ cmd_hibernate(int argc, char **argv)
 	view_catch_signals();
 	if (r >= 0) {
 		r = cycle_hibernate(&s, &o);
-		last_cycle_record(&s, &o, r, started);
+		last_cycle_record(&s, o.times, o.test, r, started);
 		/* Back (resumed or --test): this process's own phases. */
 		if (arg_verbose)
 			cycle_print_times(r < 0 ? "hibernate (aborted)" :

@@ -198,7 +198,7 @@ request_run_cycle(struct torpord *d)
 	r = d->pre.ready ? 0 : session_arrange_hibernate(d->s);
 	if (r >= 0) {
 		r = cycle_hibernate_prepared(d->s, &d->pre, &o);
-		last_cycle_record(d->s, &o, r, started);
+		last_cycle_record(d->s, o.times, o.test, r, started);
 	}
 	capture_end(&cap);
 	d->times = NULL;

@@ -46,22 +46,6 @@ struct cycle {
 	double phase_t0;	/* when it began (CLOCK_MONOTONIC) */
 };
 
-static const char *const phase_names[CYCLE_N_PHASES] = {
-	[CYCLE_PHASE_STARTUP] = "start-up",
-	[CYCLE_PHASE_FREEZE] = "freeze",
-	[CYCLE_PHASE_SNAPSHOT] = "snapshot",
-	[CYCLE_PHASE_WRITE] = "write",
-	[CYCLE_PHASE_SYNC] = "sync",
-	[CYCLE_PHASE_POWEROFF] = "power-off",
-	[CYCLE_PHASE_RESUMED] = "resumed",
-};
-
-const char *
-cycle_phase_name(enum cycle_phase p)
-{
-	return (unsigned)p < CYCLE_N_PHASES ? phase_names[p] : "unknown";
-}
-
 void
 cycle_print_times(const char *what, double program_start,
 		  const struct cycle_times *t, enum cycle_phase end)
@@ -71,7 +55,7 @@ cycle_print_times(const char *what, double program_start,
 	unsigned i;
 
 	for (i = 0; i < CYCLE_N_PHASES; i++) {
-		names[i + 1] = phase_names[i];
+		names[i + 1] = cycle_phase_name((enum cycle_phase)i);
 		secs[i + 1] = i < end && t->phase[i] > 0 ? t->phase[i] : -1;
 	}
 	progress_print_phases(what, names, secs, CYCLE_N_PHASES + 1);

@@ -443,7 +443,8 @@ warn_unrecorded(const char *dir, int r)
  */
 void
 last_cycle_record(const struct torpor_session *s,
-		  const struct cycle_options *o, int r, uint64_t started)
+		  const struct cycle_times *t, bool test, int r,
+		  uint64_t started)
 {
 	const char *dir = record_dir(s);
 	struct last_cycle lc;
@@ -451,7 +452,7 @@ last_cycle_record(const struct torpor_session *s,
 
 	if (!dir)
 		return;
-	last_cycle_from(&lc, o->times, o->test, r, started);
+	last_cycle_from(&lc, t, test, r, started);
 	k = last_cycle_write(dir, &lc);
 	if (k < 0)
 		warn_unrecorded(dir, k);

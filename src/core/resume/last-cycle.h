@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "cycle.h"
+#include "cycle-phase.h"
 #include "image-format.h"
 #include "session.h"
 
@@ -55,11 +55,13 @@ void last_cycle_from(struct last_cycle *lc, const struct cycle_times *t,
 
 /* Replace dir/last-cycle with lc.  dir is created (0700) when missing;
  * a dir that others may write to is refused (-EPERM). */
-/* Keep the figures of cycle o (which returned r, started at time
- * started) for `torpor status`, where the session's state directory says
- * (a sim cycle only with [torpor] state_dir); a failure is a warning. */
+/* Keep the figures of a cycle (its times t, test for --test; it
+ * returned r, started at time started) for `torpor status`, where the
+ * session's state directory says (a sim cycle only with [torpor]
+ * state_dir); a failure is a warning. */
 void last_cycle_record(const struct torpor_session *s,
-		       const struct cycle_options *o, int r, uint64_t started);
+		       const struct cycle_times *t, bool test, int r,
+		       uint64_t started);
 
 /* Keep the verdict of a verify (o as run_resume() left it, r its exit
  * status) for status, when it read a valid header. */
