@@ -19,7 +19,6 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "clock.h"
 #include "cycle.h"
 #include "protocol.h"
 #include "session.h"

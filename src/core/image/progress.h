@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "clock.h"
 #include "stream.h"
 
 struct progress_figures {
