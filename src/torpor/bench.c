@@ -31,6 +31,7 @@
 #include "cycle.h"
 #include "log.h"
 #include "passphrase.h"
+#include "proc.h"
 #include "resume.h"
 #include "session.h"
 #include "snapshot.h"
@@ -91,17 +92,9 @@ struct chain_result {
 static double
 peak_rss_mib(void)
 {
-	char line[256];
-	double kib = 0;
-	FILE *f = fopen("/proc/self/status", "re");
+	uint64_t kib;
 
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %lf kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib / 1024.0;
+	return proc_self_status("VmHWM", &kib) == 0 ? (double)kib / 1024.0 : 0;
 }
 
 typedef int (*child_fn)(struct bench *b, void *ret);

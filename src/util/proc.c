@@ -25,20 +25,30 @@ proc_meminfo(const char *key)
 	return value;
 }
 
+int
+proc_self_status(const char *key, uint64_t *ret)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	size_t n = strlen(key);
+	char line[128];
+	int r = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (r < 0 && fgets(line, sizeof(line), f))
+		if (strncmp(line, key, n) == 0 && line[n] == ':' &&
+		    sscanf(line + n + 1, " %" SCNu64, ret) == 1)
+			r = 0;
+	fclose(f);
+	return r;
+}
+
 unsigned
 proc_thread_count(void)
 {
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[128];
-	unsigned n = 0;
+	uint64_t n;
 
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Threads: %u", &n) == 1)
-			break;
-	fclose(f);
-	return n;
+	return proc_self_status("Threads", &n) == 0 ? (unsigned)n : 0;
 }
 
 double

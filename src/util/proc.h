@@ -12,6 +12,11 @@
  * cannot be read. */
 uint64_t proc_meminfo(const char *key);
 
+/* The number a line of /proc/self/status gives KEY ("Threads", "VmHWM"
+ * in kB): 0, -ENOENT when there is no such line, -errno when the file
+ * cannot be read.  *ret is untouched on failure. */
+int proc_self_status(const char *key, uint64_t *ret);
+
 /* The threads of this process (/proc/self/status); 0 when unknown. */
 unsigned proc_thread_count(void);
 
