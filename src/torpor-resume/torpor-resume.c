@@ -22,6 +22,7 @@
 #include "log.h"
 #include "passphrase.h"
 #include "plugin-call.h"
+#include "progress.h"
 #include "registry.h"
 #include "resume.h"
 #include "session.h"
@@ -139,7 +140,7 @@ parse_args(int argc, char **argv, struct resume_options *o)
 			log_set_max_level(log_get_max_level() + 1);
 			/* Say how far the check and the restore have come,
 			 * and how long each phase took. */
-			o->progress = session_print_progress;
+			o->progress = progress_print;
 			o->verbose = true;
 			break;
 		case 'h':

@@ -18,6 +18,7 @@
 
 #include "bench.h"
 #include "chain.h"
+#include "clock.h"
 #include "host.h"
 #include "log.h"
 #include "session.h"
@@ -125,7 +126,7 @@ run_pass(struct loop *l, bool encode, unsigned threads)
 	struct pass p = { .l = l, .encode = encode };
 	struct pass_thread t[LOOP_MAX_THREADS];
 	pthread_t tid[LOOP_MAX_THREADS];
-	double t0 = session_now();
+	double t0 = clock_now();
 	unsigned i, started = 0;
 
 	atomic_init(&p.next, 0);
@@ -143,7 +144,7 @@ run_pass(struct loop *l, bool encode, unsigned threads)
 		pthread_join(tid[i], NULL);
 	if (atomic_load(&p.err) < 0)
 		return atomic_load(&p.err);
-	return session_now() - t0;
+	return clock_now() - t0;
 }
 
 /* The hibernate-mode sim (open) with its image created, and the header the
@@ -270,7 +271,7 @@ static int
 read_batch(struct loop *l, uint64_t *chunk, uint64_t *pages_left)
 {
 	struct batch *bt = &l->bt;
-	double t0 = session_now(), c0 = bench_thread_cpu();
+	double t0 = clock_now(), c0 = bench_thread_cpu();
 	uint64_t p, n;
 	unsigned i;
 
@@ -293,7 +294,7 @@ read_batch(struct loop *l, uint64_t *chunk, uint64_t *pages_left)
 		};
 	}
 	bt->n = i;
-	l->t_read += session_now() - t0;
+	l->t_read += clock_now() - t0;
 	l->c_read += bench_thread_cpu() - c0;
 	return 0;
 }
@@ -303,7 +304,7 @@ static int
 write_batch(struct loop *l)
 {
 	struct batch *bt = &l->bt;
-	double t0 = session_now(), c0 = bench_thread_cpu();
+	double t0 = clock_now(), c0 = bench_thread_cpu();
 	unsigned i;
 	size_t at;
 
@@ -316,7 +317,7 @@ write_batch(struct loop *l)
 				return log_error_errno(-EBADMSG, "bench: chunk %llu did not round-trip through the chain",
 						       (unsigned long long)bt->info[i].sequence);
 		}
-	l->t_write += session_now() - t0;
+	l->t_write += clock_now() - t0;
 	l->c_write += bench_thread_cpu() - c0;
 	return 0;
 }

@@ -27,9 +27,11 @@
 #include "torpor-build.h"
 
 #include "bench.h"
+#include "clock.h"
 #include "cycle.h"
 #include "log.h"
 #include "passphrase.h"
+#include "proc.h"
 #include "resume.h"
 #include "session.h"
 #include "snapshot.h"
@@ -90,17 +92,9 @@ struct chain_result {
 static double
 peak_rss_mib(void)
 {
-	char line[256];
-	double kib = 0;
-	FILE *f = fopen("/proc/self/status", "re");
+	uint64_t kib;
 
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %lf kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib / 1024.0;
+	return proc_self_status("VmHWM", &kib) == 0 ? (double)kib / 1024.0 : 0;
 }
 
 typedef int (*child_fn)(struct bench *b, void *ret);
@@ -175,7 +169,7 @@ static void
 timer_progress(void *ctx, const struct stream_progress *p)
 {
 	struct stream_timer *t = ctx;
-	double now = session_now();
+	double now = clock_now();
 	unsigned tw = p->chunks_total ?
 		(unsigned)(p->chunks_done * 20 / p->chunks_total) : 20;
 
@@ -305,7 +299,7 @@ device_open(const struct bench *b, char *path, size_t size, bool *direct)
 static double
 device_pass(int fd, uint8_t *buf, uint64_t total, bool writing)
 {
-	double t0 = session_now();
+	double t0 = clock_now();
 	uint64_t off;
 
 	for (off = 0; off < total; off += STREAM_IO_SIZE) {
@@ -317,7 +311,7 @@ device_pass(int fd, uint8_t *buf, uint64_t total, bool writing)
 	}
 	if (writing && fdatasync(fd) < 0)
 		return -errno;
-	return session_now() - t0;
+	return clock_now() - t0;
 }
 
 static int

@@ -15,6 +15,7 @@
 
 #include "torpor-build.h"
 
+#include "clock.h"
 #include "config.h"
 #include "cycle.h"
 #include "host.h"
@@ -23,6 +24,7 @@
 #include "log.h"
 #include "names.h"
 #include "passphrase.h"
+#include "proc.h"
 #include "protocol.h"
 #include "plugin-call.h"
 #include "progress.h"
@@ -224,9 +226,9 @@ say_phase(void *ctx, enum cycle_phase p, bool done)
 	struct hibernate_times *t = ctx;
 
 	if (p == CYCLE_PHASE_STARTUP && !done)
-		t->program_start = session_process_age();
+		t->program_start = proc_process_age();
 	if (p == CYCLE_PHASE_FREEZE && !done)
-		session_print_footprint("hibernate: this process before the freeze");
+		progress_print_footprint("hibernate: this process before the freeze");
 	if (p == CYCLE_PHASE_POWEROFF && !done)
 		cycle_print_times("hibernate", t->program_start, &t->cycle,
 				  CYCLE_PHASE_POWEROFF);
@@ -275,7 +277,7 @@ static void
 direct_phase(void *ctx, enum cycle_phase p, bool done)
 {
 	struct direct_view *dv = ctx;
-	double now = session_now();
+	double now = clock_now();
 
 	if (!done) {
 		dv->phase_t0 = now;
@@ -296,13 +298,13 @@ direct_progress(void *ctx, const struct stream_progress *p)
 	struct direct_view *dv = ctx;
 	struct progress_figures f;
 
-	progress_figures(p, dv->stream_t0, session_now(), &f);
+	progress_figures(p, dv->stream_t0, clock_now(), &f);
 	view_progress(&dv->v, "write", &f);
 	/* -v: a line per tenth of the stream, as it happens (the VM suite's
 	 * power cuts aim at them; a bar on a serial console reaches the other
 	 * end only with its newline, at the end of the phase). */
 	if (arg_verbose)
-		session_print_progress(NULL, p);
+		progress_print(NULL, p);
 }
 
 static int
@@ -345,7 +347,7 @@ cmd_hibernate(int argc, char **argv)
 	view_catch_signals();
 	if (r >= 0) {
 		r = cycle_hibernate(&s, &o);
-		last_cycle_record(&s, &o, r, started);
+		last_cycle_record(&s, o.times, o.test, r, started);
 		/* Back (resumed or --test): this process's own phases. */
 		if (arg_verbose)
 			cycle_print_times(r < 0 ? "hibernate (aborted)" :

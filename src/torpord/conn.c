@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "torpord.h"
 
@@ -81,7 +82,7 @@ conn_add(struct torpord *d, int fd)
 	c->pid = cred.pid;
 	c->uid = cred.uid;
 	c->privileged = peer_privileged(d, fd, &cred);
-	c->deadline = session_now() + TORPORD_REQUEST_TIMEOUT_S;
+	c->deadline = clock_now() + TORPORD_REQUEST_TIMEOUT_S;
 	c->next = d->conns;
 	d->conns = c;
 }
@@ -206,7 +207,7 @@ conn_read(struct torpord *d, struct conn *c)
 static void
 check_deadlines(struct torpord *d)
 {
-	double now = session_now();
+	double now = clock_now();
 	struct conn *c;
 
 	for (c = d->conns; c; c = c->next) {
@@ -238,7 +239,7 @@ reap(struct torpord *d)
 int
 conn_next_timeout(const struct torpord *d)
 {
-	double now = session_now(), first = -1;
+	double now = clock_now(), first = -1;
 	const struct conn *c;
 
 	for (c = d->conns; c; c = c->next)

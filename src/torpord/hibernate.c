@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "config.h"
 #include "cycle.h"
 #include "last-cycle.h"
@@ -32,7 +33,7 @@ static void
 on_phase(void *ctx, enum cycle_phase p, bool done)
 {
 	struct torpord *d = ctx;
-	double now = session_now();
+	double now = clock_now();
 	struct proto_msg m;
 
 	if (d->client && proto_msg_begin(&m, "phase") == 0) {
@@ -55,7 +56,7 @@ on_phase(void *ctx, enum cycle_phase p, bool done)
 	 * image), as torpor hibernate -v says it. */
 	if (p == CYCLE_PHASE_FREEZE && !done &&
 	    log_get_max_level() >= TORPOR_LOG_INFO)
-		session_print_footprint("torpord: this process before the freeze");
+		progress_print_footprint("torpord: this process before the freeze");
 	if (p == CYCLE_PHASE_SYNC && done)
 		d->committed = true;
 	/* The phase times up to the commit, on stderr (the journal), as
@@ -75,7 +76,7 @@ on_progress(void *ctx, const struct stream_progress *p)
 	struct progress_figures f;
 	struct proto_msg m;
 
-	progress_figures(p, d->stream_t0, session_now(), &f);
+	progress_figures(p, d->stream_t0, clock_now(), &f);
 	if (d->client && f.percent != d->last_percent &&
 	    proto_msg_begin(&m, "progress") == 0) {
 		d->last_percent = f.percent;
@@ -197,7 +198,7 @@ request_run_cycle(struct torpord *d)
 	r = d->pre.ready ? 0 : session_arrange_hibernate(d->s);
 	if (r >= 0) {
 		r = cycle_hibernate_prepared(d->s, &d->pre, &o);
-		last_cycle_record(d->s, &o, r, started);
+		last_cycle_record(d->s, o.times, o.test, r, started);
 	}
 	capture_end(&cap);
 	d->times = NULL;

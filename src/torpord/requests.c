@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config.h"
 #include "cycle.h"
 #include "json.h"
@@ -90,7 +91,7 @@ request_send_last(struct conn *c, struct proto_msg *m)
 	proto_msg_free(m);
 	c->answered = true;
 	c->hibernating = false;
-	c->deadline = session_now() + TORPORD_REQUEST_TIMEOUT_S;
+	c->deadline = clock_now() + TORPORD_REQUEST_TIMEOUT_S;
 }
 
 /* The one reply that ends a request. */

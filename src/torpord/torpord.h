@@ -31,7 +31,7 @@ struct conn {
 	pid_t pid;
 	uid_t uid;
 	bool privileged;	/* root, or in [torpor] group */
-	double deadline;	/* session_now() by which it must be done */
+	double deadline;	/* clock_now() by which it must be done */
 	bool answered;		/* the last reply is queued: close once sent */
 	bool hibernating;	/* the client of the (coming) cycle */
 	bool dead;		/* closed: freed by conn_serve() */

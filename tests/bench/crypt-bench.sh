@@ -30,9 +30,9 @@ trap 'rm -rf "$work"' EXIT
 # the key-format library.
 # shellcheck disable=SC2046
 cc -O2 -D_GNU_SOURCE -std=c11 -ffunction-sections -fdata-sections \
-	-I"$src/include" -I"$src/src/core" -I"$src/src/crypt-key" -I"$build" \
+	-I"$src/include" -I"$src/src/core/log" -I"$src/src/core/snapshot" -I"$src/src/core/snapshot/internal" -I"$src/src/core/config" -I"$src/src/core/plugin" -I"$src/src/crypt-key" -I"$build" \
 	-o "$work/bench" "$src/tests/bench/crypt-bench.c" \
-	"$src/src/core/snapshot-sim.c" "$src/src/core/log.c" \
+	"$src/src/core/snapshot/snapshot-sim.c" "$src/src/core/log/log.c" \
 	"$src/src/crypt-key/crypt-key.c" \
 	-Wl,--gc-sections \
 	$(pkg-config --cflags --libs libgcrypt) -ldl -lpthread

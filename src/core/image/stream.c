@@ -1,0 +1,692 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "crc32c.h"
+#include "log.h"
+#include "plugin-call.h"
+#include "stream.h"
+
+_Static_assert(STREAM_IO_SIZE % TORPOR_WRITE_ALIGN == 0,
+	       "the stream buffer is a whole number of write units");
+_Static_assert(CHAIN_BUFFER_ALIGN % TORPOR_WRITE_ALIGN == 0,
+	       "chain buffers are aligned for the writer");
+
+static void
+report(const struct stream_report *rep, uint64_t done, uint64_t total,
+       uint64_t raw, uint64_t stored)
+{
+	struct stream_progress p = {
+		.what = rep->what,
+		.chunks_done = done,
+		.chunks_total = total,
+		.raw_bytes = raw,
+		.stored_bytes = stored,
+	};
+
+	if (rep->fn)
+		rep->fn(rep->ctx, &p);
+}
+
+size_t
+stream_out_memory(bool thread)
+{
+	return thread ? 2 * (size_t)STREAM_IO_SIZE + STREAM_WRITER_STACK :
+			STREAM_IO_SIZE;
+}
+
+int
+stream_out_init(struct stream_out *o, const struct plugin_entry *writer,
+		bool thread)
+{
+	memset(o, 0, sizeof(*o));
+	o->writer = writer;
+	o->bufs[0] = chain_alloc_buffer(STREAM_IO_SIZE);
+	o->buf = o->bufs[0];
+	if (!o->bufs[0])
+		return -ENOMEM;
+	if (!thread)
+		return 0;
+	o->bufs[1] = chain_alloc_buffer(STREAM_IO_SIZE);
+	o->stack = chain_alloc_buffer(STREAM_WRITER_STACK);
+	if (!o->bufs[1] || !o->stack)
+		return -ENOMEM;
+	if (pthread_mutex_init(&o->lock, NULL) != 0)
+		return -ENOMEM;
+	if (pthread_cond_init(&o->cond, NULL) != 0) {
+		pthread_mutex_destroy(&o->lock);
+		return -ENOMEM;
+	}
+	o->locks = true;
+	return 0;
+}
+
+/* The writer thread: each buffer handed over, in order, until stop.
+ * After a failed write it writes nothing more. */
+static void *
+writer_main(void *arg)
+{
+	struct stream_out *o = arg;
+
+	pthread_mutex_lock(&o->lock);
+	for (;;) {
+		const uint8_t *p;
+		size_t len;
+		double t0;
+		int r;
+
+		while (!o->stop && !o->pending)
+			pthread_cond_wait(&o->cond, &o->lock);
+		if (o->stop)
+			break;
+		p = o->pending;
+		len = o->pending_len;
+		r = o->write_err;
+		pthread_mutex_unlock(&o->lock);
+		t0 = clock_now();
+		if (r == 0)
+			r = plugin_write(o->writer, p, len);
+		t0 = clock_now() - t0;
+		pthread_mutex_lock(&o->lock);
+		o->writing += t0;
+		o->writes++;
+		if (r < 0)
+			o->write_err = r;
+		o->pending = NULL;
+		pthread_cond_broadcast(&o->cond);
+	}
+	pthread_mutex_unlock(&o->lock);
+	return NULL;
+}
+
+/* The thread runs on the stack allocated before the freeze: made now, it
+ * takes no memory of its own. */
+static int
+stream_out_start(struct stream_out *o)
+{
+	int r;
+
+	if (!o->stack)
+		return 0;
+	o->stop = false;
+	o->pending = NULL;
+	o->write_err = 0;
+	r = pool_thread_on_stack(&o->thread, o->stack, STREAM_WRITER_STACK,
+				 writer_main, o);
+	if (r < 0)
+		return log_error_errno(r, "cannot start the stream's writer thread: %m");
+	o->running = true;
+	return 0;
+}
+
+/* Stop the writer thread (a write under way ends first; one handed over
+ * and not begun is dropped: the stream failed). */
+static void
+stream_out_stop(struct stream_out *o)
+{
+	if (!o->running)
+		return;
+	pthread_mutex_lock(&o->lock);
+	o->stop = true;
+	pthread_cond_broadcast(&o->cond);
+	pthread_mutex_unlock(&o->lock);
+	pthread_join(o->thread, NULL);
+	o->running = false;
+}
+
+/* Wait until nothing is handed over: 0, or the error of a write. */
+static int
+stream_out_drain(struct stream_out *o)
+{
+	double t0 = clock_now();
+	int r;
+
+	pthread_mutex_lock(&o->lock);
+	while (o->pending && !o->write_err)
+		pthread_cond_wait(&o->cond, &o->lock);
+	r = o->write_err;
+	pthread_mutex_unlock(&o->lock);
+	o->blocked += clock_now() - t0;
+	return r;
+}
+
+/* Hand the buffer to the writer: whole, or at the end what is left.  With
+ * the writer thread: once the previous write is done, and go on filling
+ * the other buffer. */
+static int
+stream_out_write(struct stream_out *o)
+{
+	int r;
+
+	if (o->used == 0)
+		return 0;
+	if (!o->running) {
+		double t0 = clock_now();
+
+		r = plugin_write(o->writer, o->buf, o->used);
+		t0 = clock_now() - t0;
+		o->writing += t0;
+		o->blocked += t0;
+		o->writes++;
+		if (r < 0)
+			return r;
+	} else {
+		r = stream_out_drain(o);
+		if (r < 0)
+			return r;
+		pthread_mutex_lock(&o->lock);
+		o->pending = o->buf;
+		o->pending_len = o->used;
+		pthread_cond_broadcast(&o->cond);
+		pthread_mutex_unlock(&o->lock);
+		o->buf = o->buf == o->bufs[0] ? o->bufs[1] : o->bufs[0];
+	}
+	o->total += o->used;
+	o->used = 0;
+	return 0;
+}
+
+static int
+stream_out_put(struct stream_out *o, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	int r;
+
+	while (len > 0) {
+		size_t n = STREAM_IO_SIZE - o->used;
+
+		if (n > len)
+			n = len;
+		memcpy(o->buf + o->used, p, n);
+		o->used += n;
+		p += n;
+		len -= n;
+		if (o->used == STREAM_IO_SIZE) {
+			r = stream_out_write(o);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+int
+stream_out_chunk(struct stream_out *o, uint64_t sequence, uint32_t flags,
+		 uint32_t raw_len, const uint8_t *stored, size_t stored_len)
+{
+	struct chunk_frame f = {
+		.sequence = sequence,
+		.flags = flags,
+		.raw_len = raw_len,
+		.stored_len = (uint32_t)stored_len,
+		.stored_crc = crc32c(o->crc_seed, stored, stored_len),
+		.seed = o->crc_seed,
+	};
+	uint8_t frame[CHUNK_FRAME_SIZE];
+	int r;
+
+	chunk_frame_encode(&f, frame);
+	r = stream_out_put(o, frame, sizeof(frame));
+	if (r < 0)
+		return r;
+	return stream_out_put(o, stored, stored_len);
+}
+
+int
+stream_out_finish(struct stream_out *o)
+{
+	int r = stream_out_write(o);
+
+	return r < 0 || !o->running ? r : stream_out_drain(o);
+}
+
+void
+stream_out_free(struct stream_out *o)
+{
+	stream_out_stop(o);
+	if (o->locks) {
+		pthread_cond_destroy(&o->cond);
+		pthread_mutex_destroy(&o->lock);
+		o->locks = false;
+	}
+	free(o->bufs[0]);
+	free(o->bufs[1]);
+	free(o->stack);
+	o->bufs[0] = o->bufs[1] = o->buf = NULL;
+	o->stack = NULL;
+}
+
+/* Frame and queue the oldest encoded chunk. */
+static int
+write_collected(struct pool *pool, struct stream_out *out, uint64_t total,
+		uint64_t *raw)
+{
+	struct pool_slot *s = pool_collect(pool);
+	int r;
+
+	if (s->err < 0)
+		return s->err;
+	r = stream_out_chunk(out, s->info.sequence, s->info.flags,
+			     s->info.raw_len, s->res, s->out_len);
+	if (r < 0)
+		return r;
+	*raw += s->info.raw_len;
+	report(&out->report, s->info.sequence + 1, total, *raw,
+	       out->total + out->used);
+	if (out->report.cancel && *out->report.cancel)
+		return -ECANCELED;
+	return 0;
+}
+
+/* The source must end where the image's size says it does. */
+static int
+check_source_ended(struct pool *pool, stream_page_source source, void *ctx,
+		   const struct image_header *h)
+{
+	uint32_t n = 0;
+	int r = source(ctx, pool_next(pool)->in, 1, &n);
+
+	if (r < 0)
+		return r;
+	if (n != 0)
+		return log_error_errno(-EIO, "the snapshot has more pages than its size says (%llu)",
+				       (unsigned long long)h->page_count);
+	return 0;
+}
+
+static int
+encode_chunks(const struct chain *c, struct pool *pool,
+	      struct stream_out *out, const struct image_header *h,
+	      stream_page_source source, void *ctx)
+{
+	uint64_t seq, pages_left = h->page_count, raw = 0;
+	int r;
+
+	out->crc_seed = chunk_crc_seed(h->uuid);
+	for (seq = 0; seq < h->chunk_count; seq++) {
+		uint32_t want = pages_left < h->chunk_pages ?
+			(uint32_t)pages_left : h->chunk_pages, n = 0;
+		struct pool_slot *slot;
+
+		if (pool_full(pool)) {
+			r = write_collected(pool, out, h->chunk_count, &raw);
+			if (r < 0)
+				return r;
+		}
+		slot = pool_next(pool);
+		r = source(ctx, slot->in, want, &n);
+		if (r < 0)
+			return r;
+		if (n != want)
+			return log_error_errno(-EIO, "the snapshot ended after %llu of %llu pages",
+				(unsigned long long)(h->page_count - pages_left + n),
+				(unsigned long long)h->page_count);
+		pages_left -= n;
+		slot->in_len = (size_t)n * c->page_size;
+		slot->info.sequence = seq;
+		slot->info.flags = seq + 1 == h->chunk_count ? TORPOR_CHUNK_LAST : 0;
+		slot->info.raw_len = (uint32_t)slot->in_len;
+		pool_submit(pool);
+	}
+	while (pool_pending(pool)) {
+		r = write_collected(pool, out, h->chunk_count, &raw);
+		if (r < 0)
+			return r;
+	}
+	r = check_source_ended(pool, source, ctx, h);
+	return r < 0 ? r : stream_out_finish(out);
+}
+
+int
+stream_encode_all(const struct chain *c, struct pool *pool,
+		  struct stream_out *out, const struct image_header *h,
+		  stream_page_source source, void *ctx)
+{
+	int r = stream_out_start(out);
+
+	if (r < 0)
+		return r;
+	out->writing = out->blocked = 0;
+	out->writes = 0;
+	r = encode_chunks(c, pool, out, h, source, ctx);
+	stream_out_stop(out);
+	log_info("%u writes: %.3f s in the writer's write(), %.3f s of them waited for%s",
+		 out->writes, out->writing, out->blocked,
+		 out->stack ? " (writer thread)" : "");
+	return r;
+}
+
+int
+stream_in_init(struct stream_in *in, const struct plugin_entry *writer,
+	       uint64_t stored_bytes)
+{
+	memset(in, 0, sizeof(*in));
+	in->writer = writer;
+	in->end = stored_bytes;
+	in->ring = chain_alloc_buffer((size_t)STREAM_READ_PIECES * STREAM_IO_SIZE);
+	if (!in->ring)
+		return -ENOMEM;
+	if (pthread_mutex_init(&in->lock, NULL) != 0)
+		return -ENOMEM;
+	if (pthread_cond_init(&in->more, NULL) != 0) {
+		pthread_mutex_destroy(&in->lock);
+		return -ENOMEM;
+	}
+	if (pthread_cond_init(&in->room, NULL) != 0) {
+		pthread_cond_destroy(&in->more);
+		pthread_mutex_destroy(&in->lock);
+		return -ENOMEM;
+	}
+	in->locks = true;
+	return 0;
+}
+
+static uint64_t
+pieces_of(uint64_t bytes)
+{
+	return bytes / STREAM_IO_SIZE + (bytes % STREAM_IO_SIZE != 0);
+}
+
+/* The reader thread: piece k into the ring once the consumer is done
+ * with piece k - STREAM_READ_PIECES, until the end, an error or stop.
+ * Reads start at multiples of STREAM_IO_SIZE into aligned memory, as
+ * O_DIRECT likes them. */
+static void *
+reader_main(void *arg)
+{
+	struct stream_in *in = arg;
+	uint64_t pieces = pieces_of(in->end);
+
+	pthread_mutex_lock(&in->lock);
+	while (!in->stop && !in->read_err && in->read_pieces < pieces) {
+		uint64_t k = in->read_pieces, off = k * STREAM_IO_SIZE;
+		size_t n = in->end - off < STREAM_IO_SIZE ?
+			(size_t)(in->end - off) : STREAM_IO_SIZE;
+		int r;
+
+		if (k - in->freed_pieces >= STREAM_READ_PIECES) {
+			pthread_cond_wait(&in->room, &in->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&in->lock);
+		r = plugin_read(in->writer, off,
+				in->ring + (k % STREAM_READ_PIECES) * STREAM_IO_SIZE, n);
+		pthread_mutex_lock(&in->lock);
+		if (r < 0) {
+			in->read_err = r;
+		} else {
+			in->read_pieces++;
+			in->bytes_read += n;
+		}
+		pthread_cond_signal(&in->more);
+	}
+	pthread_mutex_unlock(&in->lock);
+	return NULL;
+}
+
+static int
+stream_in_start(struct stream_in *in)
+{
+	int r;
+
+	in->pos = 0;
+	in->ready = 0;
+	in->read_pieces = in->freed_pieces = 0;
+	in->read_err = 0;
+	in->bytes_read = 0;
+	in->stop = false;
+	r = pthread_create(&in->reader, NULL, reader_main, in);
+	if (r != 0)
+		return log_error_errno(-r, "cannot start the stream's reader thread: %m");
+	in->running = true;
+	return 0;
+}
+
+/* Stop the reader (a read under way ends first): the writer is free. */
+static void
+stream_in_stop(struct stream_in *in)
+{
+	if (!in->running)
+		return;
+	pthread_mutex_lock(&in->lock);
+	in->stop = true;
+	pthread_cond_signal(&in->room);
+	pthread_mutex_unlock(&in->lock);
+	pthread_join(in->reader, NULL);
+	in->running = false;
+}
+
+void
+stream_in_free(struct stream_in *in)
+{
+	stream_in_stop(in);
+	if (in->locks) {
+		pthread_cond_destroy(&in->room);
+		pthread_cond_destroy(&in->more);
+		pthread_mutex_destroy(&in->lock);
+		in->locks = false;
+	}
+	free(in->ring);
+	in->ring = NULL;
+}
+
+/* Wait until piece k is read: 0, or the error that stopped the reader
+ * before it (logged where it happened, by the writer's read()). */
+static int
+wait_piece(struct stream_in *in, uint64_t k)
+{
+	int r = 0;
+
+	if (k < in->ready)
+		return 0;
+	pthread_mutex_lock(&in->lock);
+	while (in->read_pieces <= k && !in->read_err)
+		pthread_cond_wait(&in->more, &in->lock);
+	if (in->read_pieces <= k)
+		r = in->read_err;
+	in->ready = in->read_pieces;
+	pthread_mutex_unlock(&in->lock);
+	return r;
+}
+
+/* Pieces before k are consumed: the reader may reuse their room. */
+static void
+release_pieces(struct stream_in *in, uint64_t k)
+{
+	pthread_mutex_lock(&in->lock);
+	in->freed_pieces = k;
+	pthread_cond_signal(&in->room);
+	pthread_mutex_unlock(&in->lock);
+}
+
+/* Copy [pos, pos + len) of the stream to dst, and move on. */
+static int
+stream_in_copy(struct stream_in *in, void *dst, size_t len)
+{
+	uint8_t *d = dst;
+
+	if (len > in->end - in->pos)
+		return -ENODATA;
+	while (len > 0) {
+		uint64_t k = in->pos / STREAM_IO_SIZE;
+		size_t at = (size_t)(in->pos % STREAM_IO_SIZE);
+		size_t n = STREAM_IO_SIZE - at < len ? STREAM_IO_SIZE - at : len;
+		int r = wait_piece(in, k);
+
+		if (r < 0)
+			return r;
+		memcpy(d, in->ring + (k % STREAM_READ_PIECES) * STREAM_IO_SIZE + at, n);
+		d += n;
+		len -= n;
+		in->pos += n;
+		if (in->pos % STREAM_IO_SIZE == 0)
+			release_pieces(in, k + 1);
+	}
+	return 0;
+}
+
+/* A refusal of what this thread checks, said once with where it is.  Any
+ * other error was logged where it happened (the writer's read()). */
+static int
+refuse(int r, const char *what, uint64_t chunk, uint64_t offset)
+{
+	if (r == -ENODATA)
+		log_error("image truncated: %s of chunk %llu is missing at stream offset %llu",
+			  what, (unsigned long long)chunk,
+			  (unsigned long long)offset);
+	else if (r == -EBADMSG)
+		log_error("chunk %llu at stream offset %llu: %s",
+			  (unsigned long long)chunk,
+			  (unsigned long long)offset, what);
+	else
+		return r;
+	return -EBADMSG;
+}
+
+/* Take the oldest chunk back from the pool and hand its pages on.  The
+ * chain said why it refused one (the filter and the chunk). */
+static int
+deliver(struct pool *pool, struct stream_in *in, const struct image_header *h,
+	stream_page_sink sink, void *ctx)
+{
+	struct pool_slot *s = pool_collect(pool);
+	uint64_t done = s->info.sequence + 1;
+	int r;
+
+	if (s->err < 0) {
+		log_error("chunk %llu at stream offset %llu: refused by the chain",
+			  (unsigned long long)s->info.sequence,
+			  (unsigned long long)s->stream_offset);
+		return -EBADMSG;
+	}
+	r = sink ? sink(ctx, s->res, s->out_len) : 0;
+	if (r >= 0)
+		report(&in->report, done, h->chunk_count,
+		       done == h->chunk_count ? h->page_count * h->page_size :
+		       done * h->chunk_pages * h->page_size, in->pos);
+	return r;
+}
+
+/* Read chunk seq's frame at the current position and check it against
+ * the header; *ret_f is the frame. */
+static int
+read_frame(const struct chain *c, struct stream_in *in,
+	   const struct image_header *h, uint64_t seq, uint64_t want_pages,
+	   struct chunk_frame *ret_f)
+{
+	uint32_t max_raw = h->chunk_pages * h->page_size;
+	uint64_t at = in->pos;
+	uint8_t p[CHUNK_FRAME_SIZE];
+	char err[160];
+	int r;
+
+	r = stream_in_copy(in, p, sizeof(p));
+	if (r < 0)
+		return refuse(r, "the frame", seq, at);
+	r = chunk_frame_parse(p, chunk_crc_seed(h->uuid), max_raw,
+			      (uint32_t)c->bound[c->n_filters],
+			      ret_f, err, sizeof(err));
+	if (r < 0)
+		return refuse(-EBADMSG, err, seq, at);
+	if (ret_f->sequence != seq) {
+		snprintf(err, sizeof(err),
+			 "out of order: the frame says chunk %llu",
+			 (unsigned long long)ret_f->sequence);
+		return refuse(-EBADMSG, err, seq, at);
+	}
+	if (!!(ret_f->flags & CHUNK_FLAG_LAST) != (seq + 1 == h->chunk_count))
+		return refuse(-EBADMSG, ret_f->flags & CHUNK_FLAG_LAST ?
+			      "marked last, but the header counts more chunks" :
+			      "the last chunk is not marked last", seq, at);
+	if (ret_f->raw_len != want_pages * h->page_size) {
+		snprintf(err, sizeof(err),
+			 "holds %u bytes of pages, expected %llu", ret_f->raw_len,
+			 (unsigned long long)(want_pages * h->page_size));
+		return refuse(-EBADMSG, err, seq, at);
+	}
+	return 0;
+}
+
+/* Read, check and submit chunk seq. */
+static int
+submit_chunk(const struct chain *c, struct pool *pool, struct stream_in *in,
+	     const struct image_header *h, uint64_t seq, uint64_t want_pages)
+{
+	uint64_t at = in->pos;
+	struct chunk_frame f;
+	struct pool_slot *slot;
+	int r;
+
+	r = read_frame(c, in, h, seq, want_pages, &f);
+	if (r < 0)
+		return r;
+	/* Straight into the slot: the frame bounds stored_len by the
+	 * chain's largest buffer. */
+	slot = pool_next(pool);
+	r = stream_in_copy(in, slot->in, f.stored_len);
+	if (r < 0)
+		return refuse(r, "the data", seq, at);
+	if (crc32c(f.seed, slot->in, f.stored_len) != f.stored_crc)
+		return refuse(-EBADMSG, "stored data does not match its CRC32C (corrupt)",
+			      seq, at);
+	slot->in_len = f.stored_len;
+	slot->info.sequence = seq;
+	slot->info.flags = f.flags & CHUNK_FLAG_LAST;
+	slot->info.raw_len = f.raw_len;
+	slot->stream_offset = at;
+	pool_submit(pool);
+	return 0;
+}
+
+/* Every chunk, in order, through the pool to the sink. */
+static int
+decode_chunks(const struct chain *c, struct pool *pool, struct stream_in *in,
+	      const struct image_header *h, stream_page_sink sink, void *ctx)
+{
+	uint64_t seq, pages_left = h->page_count;
+	int r;
+
+	for (seq = 0; seq < h->chunk_count; seq++) {
+		uint64_t want_pages = pages_left < h->chunk_pages ?
+			pages_left : h->chunk_pages;
+
+		if (pool_full(pool)) {
+			r = deliver(pool, in, h, sink, ctx);
+			if (r < 0)
+				return r;
+		}
+		r = submit_chunk(c, pool, in, h, seq, want_pages);
+		if (r < 0)
+			return r;
+		pages_left -= want_pages;
+	}
+	while (pool_pending(pool)) {
+		r = deliver(pool, in, h, sink, ctx);
+		if (r < 0)
+			return r;
+	}
+	if (in->pos != in->end) {
+		log_error("image has %llu stray bytes after the last chunk at stream offset %llu",
+			  (unsigned long long)(in->end - in->pos),
+			  (unsigned long long)in->pos);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int
+stream_decode_all(const struct chain *c, struct pool *pool,
+		  struct stream_in *in, const struct image_header *h,
+		  stream_page_sink sink, void *ctx)
+{
+	int r = stream_in_start(in);
+
+	if (r < 0)
+		return r;
+	r = decode_chunks(c, pool, in, h, sink, ctx);
+	stream_in_stop(in);
+	return r;
+}
