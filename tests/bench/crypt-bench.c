@@ -17,6 +17,7 @@
 #include <gcrypt.h>
 
 #include <torpor/plugin.h>
+#include <torpor/plugin-util.h>
 
 #include "snapshot-internal.h"
 

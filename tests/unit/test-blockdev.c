@@ -8,8 +8,9 @@
  * mounted) and whether a file is private.
  *
  * FIEMAP runs on a file in the build directory; a filesystem without
- * FIEMAP prints a SKIP line.  The loop device tests need root and losetup
- * (SKIP otherwise); each makes and removes its own loop device.
+ * FIEMAP prints a SKIP line.  The loop device tests are the root group
+ * (meson test blockdev-root), which says SKIP without root, losetup or
+ * mkfs.ext4; each makes and removes its own loop device.
  */
 #include <check.h>
 #include <errno.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "blockdev.h"
+#include "unit.h"
 
 #define MiB (1u << 20)
 
@@ -492,7 +494,7 @@ static char loop[64];
 static char backing[4096];
 
 /* A 16 MiB loop device over a file in the build directory, or "" when
- * this is not root or has no losetup. */
+ * losetup failed (each test then fails, saying so). */
 static void
 loop_setup(void)
 {
@@ -501,8 +503,6 @@ loop_setup(void)
 	FILE *p;
 
 	loop[0] = '\0';
-	if (geteuid() != 0 || system("command -v losetup >/dev/null 2>&1"))
-		return;
 	snprintf(backing, sizeof(backing), "%s/test-blockdev.%ld.img",
 		 dir ? dir : ".", (long)getpid());
 	snprintf(cmd, sizeof(cmd), "truncate -s 16M %s && losetup -f --show %s",
@@ -536,20 +536,15 @@ loop_teardown(void)
 		unlink(backing);
 }
 
-#define SKIP_WITHOUT_LOOP()						\
-	do {								\
-		if (!loop[0]) {						\
-			printf("SKIP: %s needs root and losetup\n", __func__); \
-			return;						\
-		}							\
-	} while (0)
+#define REQUIRE_LOOP() \
+	ck_assert_msg(loop[0], "no loop device over %s: losetup failed", backing)
 
 START_TEST(resolve_path_and_number)
 {
 	char buf[256], spec[64];
 	struct stat st;
 
-	SKIP_WITHOUT_LOOP();
+	REQUIRE_LOOP();
 	ck_assert_int_eq(bd_resolve(loop, buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, loop);
 	ck_assert_int_eq(stat(loop, &st), 0);
@@ -572,7 +567,7 @@ START_TEST(aligned_io)
 	struct bd_dev d;
 	struct bd_map m = { 0 };
 
-	SKIP_WITHOUT_LOOP();
+	REQUIRE_LOOP();
 	bd_init(&d);
 	ck_assert_int_eq(bd_open(&d, loop, BD_RDONLY, NULL, 0), 0);
 	ck_assert_uint_eq(d.size, 16 * MiB);
@@ -615,7 +610,7 @@ START_TEST(exclusive_open)
 	char why[512] = "", mnt[4200], cmd[8600];
 	struct bd_dev d, e;
 
-	SKIP_WITHOUT_LOOP();
+	REQUIRE_LOOP();
 	bd_init(&d);
 	bd_init(&e);
 	ck_assert_int_eq(bd_open(&d, loop, BD_EXCL, why, sizeof(why)), 0);
@@ -635,10 +630,6 @@ START_TEST(exclusive_open)
 	ck_assert_int_eq(system(cmd), 0);
 	ck_assert_str_eq(why, "is an active swap area");
 
-	if (system("command -v mkfs.ext4 >/dev/null 2>&1") != 0) {
-		printf("SKIP: exclusive_open on a mounted device needs mkfs.ext4\n");
-		return;
-	}
 	snprintf(mnt, sizeof(mnt), "%s.mnt", backing);
 	snprintf(cmd, sizeof(cmd), "mkfs.ext4 -q -F %s && mkdir -p %s && mount %s %s",
 		 loop, mnt, loop, mnt);
@@ -744,13 +735,13 @@ START_TEST(ext_super_of_tmpfs)
 END_TEST
 
 Suite *blockdev_suite(void);
+Suite *blockdev_root_suite(void);
 
 Suite *
 blockdev_suite(void)
 {
 	Suite *s = suite_create("blockdev");
 	TCase *tc = tcase_create("formats");
-	TCase *dev = tcase_create("devices");
 
 	tcase_add_test(tc, map_add_merges);
 	tcase_add_test(tc, map_slice_and_inside);
@@ -769,6 +760,17 @@ blockdev_suite(void)
 	tcase_add_test(tc, ext_super_read_files);
 	tcase_add_test(tc, ext_super_of_tmpfs);
 	suite_add_tcase(s, tc);
+	return s;
+}
+
+Suite *
+blockdev_root_suite(void)
+{
+	Suite *s = suite_create("blockdev-root");
+	TCase *dev = tcase_create("devices");
+
+	if (system("command -v losetup mkswap swapon mkfs.ext4 >/dev/null 2>&1") != 0)
+		unit_skip("the loop device tests need losetup, mkswap, swapon and mkfs.ext4");
 	tcase_add_unchecked_fixture(dev, loop_setup, loop_teardown);
 	tcase_set_timeout(dev, 60);
 	tcase_add_test(dev, resolve_path_and_number);

@@ -6,8 +6,9 @@
  * and the refusals: a device that is mounted, held or an active swap
  * area, an image file or swap file that is not root's and private.
  *
- * Needs root (losetup, mount, swapon).  Check has no skip: without root
- * every test prints "SKIP: not root" and returns.
+ * Needs root (losetup, mount, swapon): these are the root group of tests
+ * (meson test writers-root), which says SKIP when it cannot run.  The
+ * throughput of the writers is the bench group (tests/bench).
  *
  * Loop devices, mounts and swap areas are recorded in a cleanup list as
  * they are made; each test is its own TCase whose unchecked teardown runs
@@ -33,6 +34,7 @@
 #include <torpor/plugin.h>
 
 #include "blockdev.h"
+#include "unit.h"
 
 #define MiB (1u << 20)
 
@@ -203,7 +205,6 @@ static const struct torpor_host test_host = {
 
 static char cleanup_list[300];
 static char work[256];
-static bool skip_all;
 
 __attribute__((format(printf, 1, 2)))
 static int
@@ -283,8 +284,6 @@ forget_cleanup(void)
 static void
 unchecked_setup(void)
 {
-	skip_all = geteuid() != 0 ||
-		   sh("command -v losetup mkswap swapon mkfs.ext4 e2fsck blkid >/dev/null 2>&1") != 0;
 	snprintf(work, sizeof(work), "/tmp/torpor-writers.%ld", (long)getpid());
 	snprintf(cleanup_list, sizeof(cleanup_list), "%s.cleanup", work);
 	unlink(cleanup_list);
@@ -299,9 +298,7 @@ unchecked_setup(void)
 	/* Image files, swap files and the raw writer's files must be
 	 * private (mode 0600): make what the shell creates so. */
 	umask(077);
-	if (!skip_all) {
-		sh("rm -rf %s; mkdir -p %s", work, work);
-	}
+	sh("rm -rf %s; mkdir -p %s", work, work);
 }
 
 /* Undo everything, newest first. */
@@ -324,14 +321,6 @@ unchecked_teardown(void)
 	unlink(cleanup_list);
 	sh("rm -rf %s", work);
 }
-
-#define SKIP_UNLESS_ROOT()						\
-	do {								\
-		if (skip_all) {						\
-			printf("SKIP: not root (or losetup/mkswap/mkfs.ext4 missing): %s\n", __func__); \
-			return;						\
-		}							\
-	} while (0)
 
 /* A sparse backing file of size MiB on a new loop device. */
 static void
@@ -639,14 +628,12 @@ swap_cycle(bool via_resume_words)
 
 START_TEST(swap_partition_roundtrip)
 {
-	SKIP_UNLESS_ROOT();
 	swap_cycle(false);
 }
 END_TEST
 
 START_TEST(swap_partition_by_resume_uuid)
 {
-	SKIP_UNLESS_ROOT();
 	swap_cycle(true);
 }
 END_TEST
@@ -657,7 +644,6 @@ START_TEST(swap_by_label_and_refused)
 	uint8_t before[4096], after[4096];
 	struct image im = { 0 };
 
-	SKIP_UNLESS_ROOT();
 	make_loop("swap", 32, loop, sizeof(loop));
 	ck_assert_int_eq(sh("mkswap -L torporlabel2 %s >/dev/null", loop), 0);
 	read_page0(loop, 0, before);
@@ -686,7 +672,6 @@ START_TEST(swap_active_refused_with_sim)
 {
 	char loop[64];
 
-	SKIP_UNLESS_ROOT();
 	make_loop("swap", 32, loop, sizeof(loop));
 	ck_assert_int_eq(sh("mkswap %s >/dev/null", loop), 0);
 	ck_assert_int_eq(sh("swapon %s", loop), 0);
@@ -707,7 +692,6 @@ START_TEST(swap_kernel_allocation)
 	struct image im = { 0 };
 	struct stat st;
 
-	SKIP_UNLESS_ROOT();
 	make_loop("swap", 64, loop, sizeof(loop));
 	ck_assert_int_eq(sh("mkswap %s >/dev/null", loop), 0);
 	ck_assert_int_eq(stat(loop, &st), 0);
@@ -741,7 +725,6 @@ START_TEST(swap_not_enough_space)
 	char loop[64];
 	uint8_t before[4096], after[4096];
 
-	SKIP_UNLESS_ROOT();
 	make_loop("swap", 16, loop, sizeof(loop));
 	ck_assert_int_eq(sh("mkswap %s >/dev/null", loop), 0);
 	read_page0(loop, 0, before);
@@ -767,7 +750,6 @@ START_TEST(swap_area_disappears)
 	char loop[64];
 	int r;
 
-	SKIP_UNLESS_ROOT();
 	make_loop("swap", 16, loop, sizeof(loop));
 	ck_assert_int_eq(sh("mkswap %s >/dev/null", loop), 0);
 	cfg_set("swap", "device", loop);
@@ -792,7 +774,6 @@ START_TEST(swap_file_roundtrip)
 	char phys[64], type[64], uuid[64];
 	struct image im = { 0 };
 
-	SKIP_UNLESS_ROOT();
 	make_ext4("fs", 128, loop, sizeof(loop), mnt, sizeof(mnt));
 	blkid_tag(loop, "UUID", fsuuid, sizeof(fsuuid));
 	snprintf(sw, sizeof(sw), "%s/swapfile", mnt);
@@ -853,7 +834,6 @@ START_TEST(file_roundtrip)
 	struct image im = { 0 };
 	uint64_t image_end;
 
-	SKIP_UNLESS_ROOT();
 	make_ext4("fs", 128, loop, sizeof(loop), mnt, sizeof(mnt));
 	snprintf(img, sizeof(img), "%s/image", mnt);
 	snprintf(other, sizeof(other), "%s/other", mnt);
@@ -909,7 +889,6 @@ START_TEST(file_too_small)
 {
 	char loop[64], mnt[512], img[600], want[700];
 
-	SKIP_UNLESS_ROOT();
 	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
 	snprintf(img, sizeof(img), "%s/image", mnt);
 	ck_assert_int_eq(sh("dd if=/dev/zero of=%s bs=1M count=8 status=none conv=fsync", img), 0);
@@ -928,7 +907,6 @@ START_TEST(file_unwritten_refused)
 {
 	char loop[64], mnt[512], img[600];
 
-	SKIP_UNLESS_ROOT();
 	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
 	snprintf(img, sizeof(img), "%s/image", mnt);
 	ck_assert_int_eq(sh("fallocate -l 8M %s", img), 0);
@@ -946,7 +924,6 @@ START_TEST(file_sparse_refused)
 {
 	char loop[64], mnt[512], img[600];
 
-	SKIP_UNLESS_ROOT();
 	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
 	snprintf(img, sizeof(img), "%s/image", mnt);
 	ck_assert_int_eq(sh("truncate -s 8M %s", img), 0);
@@ -963,7 +940,6 @@ START_TEST(file_tmpfs_refused)
 {
 	char mnt[512], img[600];
 
-	SKIP_UNLESS_ROOT();
 	snprintf(mnt, sizeof(mnt), "%s/tmpfs", work);
 	ck_assert_int_eq(sh("mkdir -p %s && mount -t tmpfs -o size=16m none %s", mnt, mnt), 0);
 	on_cleanup("umount %s", mnt);
@@ -998,7 +974,6 @@ START_TEST(raw_refuses_mounted)
 {
 	char loop[64], mnt[512], before[128], after[128];
 
-	SKIP_UNLESS_ROOT();
 	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
 	ck_assert_int_eq(sh("sync"), 0);
 	head_sum(loop, before, sizeof(before));
@@ -1025,7 +1000,6 @@ START_TEST(raw_refuses_active_swap_and_holder)
 	char loop[64], before[128], after[128];
 	int held;
 
-	SKIP_UNLESS_ROOT();
 	make_loop("swap", 32, loop, sizeof(loop));
 	ck_assert_int_eq(sh("mkswap %s >/dev/null && swapon %s", loop, loop), 0);
 	on_cleanup("swapoff %s", loop);
@@ -1062,7 +1036,6 @@ START_TEST(raw_file_must_be_private)
 {
 	char img[600];
 
-	SKIP_UNLESS_ROOT();
 	snprintf(img, sizeof(img), "%s/raw-image", work);
 	ck_assert_int_eq(sh("truncate -s 4M %s && chmod 0644 %s", img, img), 0);
 	cfg_set("raw", "device", img);
@@ -1089,7 +1062,6 @@ START_TEST(swap_partition_held_refused)
 	uint8_t before[4096], after[4096];
 	int held;
 
-	SKIP_UNLESS_ROOT();
 	make_loop("swap", 32, loop, sizeof(loop));
 	ck_assert_int_eq(sh("mkswap %s >/dev/null", loop), 0);
 	read_page0(loop, 0, before);
@@ -1116,7 +1088,6 @@ START_TEST(swap_kernel_active_accepted)
 {
 	char loop[64];
 
-	SKIP_UNLESS_ROOT();
 	make_loop("swap", 32, loop, sizeof(loop));
 	ck_assert_int_eq(sh("mkswap %s >/dev/null && swapon %s", loop, loop), 0);
 	on_cleanup("swapoff %s", loop);
@@ -1156,7 +1127,6 @@ START_TEST(swap_file_must_be_private)
 {
 	char loop[64], mnt[512], sw[600];
 
-	SKIP_UNLESS_ROOT();
 	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
 	snprintf(sw, sizeof(sw), "%s/swapfile", mnt);
 	ck_assert_int_eq(sh("dd if=/dev/zero of=%s bs=1M count=16 status=none conv=fsync && mkswap %s >/dev/null",
@@ -1172,7 +1142,6 @@ START_TEST(file_must_be_private)
 {
 	char loop[64], mnt[512], img[600];
 
-	SKIP_UNLESS_ROOT();
 	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
 	snprintf(img, sizeof(img), "%s/image", mnt);
 	ck_assert_int_eq(sh("dd if=/dev/zero of=%s bs=1M count=8 status=none conv=fsync", img), 0);
@@ -1193,7 +1162,6 @@ START_TEST(file_active_swap_refused)
 {
 	char loop[64], mnt[512], sw[600];
 
-	SKIP_UNLESS_ROOT();
 	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
 	snprintf(sw, sizeof(sw), "%s/swapfile", mnt);
 	ck_assert_int_eq(sh("dd if=/dev/zero of=%s bs=1M count=16 status=none conv=fsync && mkswap %s >/dev/null && swapon %s",
@@ -1208,7 +1176,7 @@ START_TEST(file_active_swap_refused)
 }
 END_TEST
 
-/* ---- throughput (TORPOR_WRITERS_BENCH=1; a measurement, not a check) ---- */
+/* ---- throughput (the bench group: a measurement, not a check) ---- */
 
 static double
 now(void)
@@ -1301,7 +1269,6 @@ median(double *v, int n)
 
 START_TEST(bench)
 {
-	const char *env = getenv("TORPOR_WRITERS_BENCH");
 	const char *mib = getenv("TORPOR_WRITERS_BENCH_MIB");
 	const char *rounds_s = getenv("TORPOR_WRITERS_BENCH_ROUNDS");
 	size_t total = (size_t)(mib ? atoi(mib) : 256) * MiB;
@@ -1318,9 +1285,6 @@ START_TEST(bench)
 	uint64_t fphys;
 	uint8_t *data, *buf;
 
-	if (!env || !*env)
-		return;
-	SKIP_UNLESS_ROOT();
 	if (rounds < 1 || rounds > BENCH_MAX_ROUNDS)
 		rounds = 5;
 	ck_assert_int_eq(posix_memalign((void **)&buf, 4096, total), 0);
@@ -1402,15 +1366,24 @@ add(Suite *s, const char *name, const TTest *t)
 	suite_add_tcase(s, tc);
 }
 
-Suite *writers_suite(void);
+/* Skip the whole group when a tool the tests run is missing. */
+static void
+require_tools(void)
+{
+	if (sh("command -v losetup mkswap swapon mkfs.ext4 e2fsck blkid filefrag >/dev/null 2>&1") != 0)
+		unit_skip("the writer tests need losetup, mkswap, swapon, "
+			  "mkfs.ext4, e2fsck, blkid and filefrag");
+}
+
+Suite *writers_root_suite(void);
+Suite *writers_bench_suite(void);
 
 Suite *
-writers_suite(void)
+writers_root_suite(void)
 {
 	Suite *s = suite_create("writers");
 
-	if (geteuid() != 0)
-		printf("SKIP: the writer tests need root (loop devices, mount, swapon); every test below returns at once\n");
+	require_tools();
 	add(s, "swap-partition", swap_partition_roundtrip);
 	add(s, "swap-resume-uuid", swap_partition_by_resume_uuid);
 	add(s, "swap-label-refused", swap_by_label_and_refused);
@@ -1432,6 +1405,18 @@ writers_suite(void)
 	add(s, "swap-file-private", swap_file_must_be_private);
 	add(s, "file-private", file_must_be_private);
 	add(s, "file-active-swap", file_active_swap_refused);
+	return s;
+}
+
+/* TORPOR_WRITERS_BENCH_MIB (default 256) and _ROUNDS (default 5) size it. */
+Suite *
+writers_bench_suite(void)
+{
+	Suite *s = suite_create("writers-bench");
+
+	if (geteuid() != 0)
+		unit_skip("the writers bench needs root (loop devices, mount)");
+	require_tools();
 	add(s, "bench", bench);
 	return s;
 }

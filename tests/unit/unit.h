@@ -9,4 +9,13 @@
  */
 unsigned long long unit_bytes_read(void);
 
+/*
+ * Say why this group of tests cannot run here and end the executable with
+ * exit status 77, which meson reports as SKIP.  For a suite function to
+ * call before it adds any test (a tool that is missing, say): Check has
+ * no skip of its own, and a test that returns early counts as passed.
+ */
+__attribute__((noreturn, format(printf, 1, 2)))
+void unit_skip(const char *fmt, ...);
+
 #endif
