@@ -19,12 +19,14 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "capture.h"
 #include "crc32c.h"
+#include "fake-host.h"
 #include "host.h"
 #include "loader.h"
 #include "log.h"
 
-/* ---- a minimal host: logging forwarded, everything else trivial ---- */
+/* ---- a minimal host: logging forwarded, the rest trivial or unset ---- */
 
 static void
 host_log(int level, const char *plugin, const char *fmt, ...)
@@ -99,9 +101,7 @@ host_config_number(const char *section, const char *key, int64_t *ret)
 	return host_get()->config_number(section, key, ret);
 }
 
-static const struct torpor_host host = {
-	.struct_size = sizeof(struct torpor_host),
-	.abi_version = TORPOR_PLUGIN_ABI_VERSION,
+static const struct torpor_host host_methods = {
 	.log = host_log,
 	.config_get = host_config_get,
 	.secure_alloc = host_secure_alloc,
@@ -115,6 +115,9 @@ static const struct torpor_host host = {
 	.crc32c = crc32c,
 	.config_number = host_config_number,
 };
+
+/* host_methods, and fake_host_init()'s stand-ins for the rest. */
+static struct torpor_host host;
 
 /* ---- helpers ---- */
 
@@ -142,6 +145,7 @@ setup(void)
 {
 	int fd;
 
+	fake_host_init(&host, &host_methods);
 	registry_init(&reg);
 	host_set_registry(&reg);
 	log_set_max_level(TORPOR_LOG_NOTICE);
@@ -173,47 +177,6 @@ read_file(const char *path, char *buf, size_t size)
 	n = fread(buf, 1, size - 1, f);
 	buf[n] = '\0';
 	fclose(f);
-}
-
-static int saved_stderr = -1;
-static FILE *captured;
-
-static void
-capture_start(void)
-{
-	fflush(stderr);
-	captured = tmpfile();
-	ck_assert_ptr_nonnull(captured);
-	saved_stderr = dup(STDERR_FILENO);
-	ck_assert_int_ge(saved_stderr, 0);
-	ck_assert_int_ge(dup2(fileno(captured), STDERR_FILENO), 0);
-}
-
-/* Stop capturing; what was logged goes into buf and, for the test's own
- * log, on to the real stderr. */
-static void
-capture_end(char *buf, size_t size)
-{
-	size_t n;
-
-	fflush(stderr);
-	dup2(saved_stderr, STDERR_FILENO);
-	close(saved_stderr);
-	rewind(captured);
-	n = fread(buf, 1, size - 1, captured);
-	buf[n] = '\0';
-	fclose(captured);
-	fputs(buf, stderr);
-}
-
-static unsigned
-count_lines(const char *s)
-{
-	unsigned n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
 }
 
 /* Lines of log that mention needle. */
@@ -458,7 +421,7 @@ START_TEST(test_refused)
 		      t->error);
 	ck_assert_ptr_eq(e, sentinel);
 	ck_assert_uint_eq(reg.n_plugins, 0);
-	ck_assert_msg(count_lines(log) == 1, "%s: not one line: '%s'",
+	ck_assert_msg(capture_lines(log) == 1, "%s: not one line: '%s'",
 		      t->name, log);
 	ck_assert_msg(strstr(log, path), "%s: file not named: '%s'", t->name,
 		      log);
@@ -486,7 +449,7 @@ START_TEST(test_refused_bad_names)
 				TORPOR_LOG_ERR, &e);
 		capture_end(log, sizeof(log));
 		ck_assert_msg(r == -EINVAL, "'%s': %d", names[i], r);
-		ck_assert_uint_eq(count_lines(log), 1);
+		ck_assert_uint_eq(capture_lines(log), 1);
 		ck_assert_msg(strstr(log, "invalid plugin name"), "%s", log);
 	}
 	ck_assert_ptr_null(e);
@@ -572,7 +535,7 @@ START_TEST(test_refused_insecure)
 	capture_end(log, sizeof(log));
 	ck_assert_int_eq(r, -EPERM);
 	ck_assert_ptr_null(e);
-	ck_assert_uint_eq(count_lines(log), 1);
+	ck_assert_uint_eq(capture_lines(log), 1);
 	ck_assert_msg(strstr(log, path) && strstr(log, "writable"), "%s", log);
 
 	/* Group-writable file. */
@@ -758,7 +721,7 @@ START_TEST(test_load_all_unrequired_broken)
 		ck_assert_msg(count_lines_with(log, file) == 1,
 			      "%s not reported once: %s", file, log);
 	}
-	ck_assert_uint_eq(count_lines(log), N_BROKEN);
+	ck_assert_uint_eq(capture_lines(log), N_BROKEN);
 
 	/* ... as warnings: none is left at max level ERR. */
 	loader_unload_all(&reg);
@@ -791,7 +754,7 @@ START_TEST(test_load_all_required_broken)
 	/* The two required ones are errors, the others stay warnings. */
 	ck_assert_uint_eq(count_lines_with(log, "/bad-abi.so"), 1);
 	ck_assert_uint_eq(count_lines_with(log, "/no-encode.so"), 1);
-	ck_assert_uint_eq(count_lines(log), 2);
+	ck_assert_uint_eq(capture_lines(log), 2);
 }
 END_TEST
 
@@ -809,7 +772,7 @@ START_TEST(test_load_all_required_missing)
 	capture_end(log, sizeof(log));
 	ck_assert_int_eq(r, -ENOENT);
 	ck_assert_uint_eq(count_lines_with(log, "absent"), 1);
-	ck_assert_uint_eq(count_lines(log), 1);
+	ck_assert_uint_eq(capture_lines(log), 1);
 	ck_assert_ptr_nonnull(registry_find(&reg, "good-filter"));
 	ck_assert_ptr_nonnull(registry_find(&reg, "good-writer"));
 }
@@ -945,7 +908,7 @@ START_TEST(test_load_all_configured_missing)
 		 "'gone' is not installed: the plugin directory %s has no "
 		 "gone.so\n", path, test_dir());
 	ck_assert_msg(strstr(log, want), "'%s' not in: %s", want, log);
-	ck_assert_uint_eq(count_lines(log), 2);
+	ck_assert_uint_eq(capture_lines(log), 2);
 	loader_unload_all(&reg);
 	loader_set_config(NULL);
 	host_set_config(NULL);
