@@ -29,6 +29,8 @@
 
 #include <torpor/plugin-util.h>
 
+#define NAME "lzo"
+
 /* Format version saved in the image header: 2 writes blocks; 1 (whole
  * chunks packed) is still read. */
 #define LZO_FORMAT		2
@@ -46,7 +48,7 @@ lzo_load(const struct torpor_host *h)
 {
 	host = h;
 	if (lzo_init() != LZO_E_OK) {
-		h->log(TORPOR_LOG_ERR, "lzo",
+		torpor_log(h, NAME, TORPOR_LOG_ERR,
 		       "liblzo2 failed to initialise (built against %s, running %s)",
 		       LZO_VERSION_STRING, lzo_version_string());
 		return -ELIBBAD;
@@ -136,7 +138,7 @@ lzo_encode_block(void *state, const struct torpor_chunk_info *info,
 
 	r = lzo1x_1_compress(in, len, out + LZO_BLOCK_HEADER, &clen, state);
 	if (r != LZO_E_OK) {
-		host->log(TORPOR_LOG_ERR, "lzo",
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "chunk %llu: lzo1x_1_compress failed (%d)",
 			  (unsigned long long)info->sequence, r);
 		return -EIO;
@@ -190,7 +192,7 @@ static int
 lzo_refuse(const struct torpor_chunk_info *info, size_t block,
 	   const char *what, size_t v)
 {
-	host->log(TORPOR_LOG_ERR, "lzo", "chunk %llu, block %zu: %s (%zu)",
+	torpor_log(host, NAME, TORPOR_LOG_ERR, "chunk %llu, block %zu: %s (%zu)",
 		  (unsigned long long)info->sequence, block, what, v);
 	return -EBADMSG;
 }
@@ -328,7 +330,7 @@ lzo_expected_ratio(void)
 }
 
 static const struct torpor_plugin lzo_plugin = {
-	.name = "lzo",
+	.name = NAME,
 	.description = "LZO1X-1 compression: fastest, moderate ratio",
 	.type = TORPOR_PLUGIN_FILTER,
 	.load = lzo_load,
