@@ -123,7 +123,7 @@ open_device(bool for_writing)
 	}
 	if (f == -EBUSY) {
 		torpor_log(host, NAME, TORPOR_LOG_ERR,
-			  "refusing %s: it %s; the raw writer overwrites the whole device, so it must be one nobody uses",
+			  "refusing %s: it %s; the raw writer overwrites the whole device, so it must be one nobody uses (end that use: umount, swapoff; or name another device in [raw] device=)",
 			  device, why);
 		return f;
 	}
@@ -143,8 +143,9 @@ check_regular(const struct stat *st)
 
 	if (r < 0)
 		torpor_log(host, NAME, TORPOR_LOG_ERR,
-			  "refusing image file %s: it %s; remove it and create it again as %s with mode 0600 (umask 077)",
-			  device, why, geteuid() == 0 ? "root" : "this user");
+			  "refusing image file %s: it %s; the image holds the whole memory, so it must be private to %s: remove it and create it again private (rm %s; umask 077; truncate -s SIZE %s), as chmod does not shut out a user who already has it open",
+			  device, why, geteuid() == 0 ? "root" : "this user",
+			  device, device);
 	return r;
 }
 
