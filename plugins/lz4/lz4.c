@@ -198,9 +198,8 @@ lz4_decode(void *state, const struct torpor_chunk_info *info,
 	return 0;
 }
 
-/* Stored bytes per 1000 on a realistic page mix: the measured ratios are
- * 31-39 percent, 600 leaves room for less compressible memory when the
- * writer reserves space. */
+/* Stored bytes per 1000, on the generous side: the writer reserves space
+ * from it (doc/writers.md, "Capacity", says what was measured). */
 static uint32_t
 lz4_expected_ratio(void)
 {
