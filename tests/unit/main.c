@@ -56,6 +56,19 @@ unit_skip(const char *fmt, ...)
 	exit(EXIT_SKIP);
 }
 
+Suite *
+unit_one_test_suite(const char *name, SFun setup, SFun teardown,
+		    const TTest *test)
+{
+	Suite *s = suite_create(name);
+	TCase *tc = tcase_create(name);
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
 static Suite *
 suite_of(const char *group)
 {

@@ -25,6 +25,7 @@
 #include "host.h"
 #include "loader.h"
 #include "log.h"
+#include "unit.h"
 
 /* ---- a minimal host: logging forwarded, the rest trivial or unset ---- */
 
@@ -1063,11 +1064,6 @@ loader_suite(void)
 Suite *
 loader_root_suite(void)
 {
-	Suite *s = suite_create("loader-root");
-	TCase *tc = tcase_create("loader-root");
-
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_refused_unsafe_parent);
-	suite_add_tcase(s, tc);
-	return s;
+	return unit_one_test_suite("loader-root", setup, teardown,
+				   test_refused_unsafe_parent);
 }

@@ -459,11 +459,6 @@ passphrase_suite(void)
 Suite *
 passphrase_root_suite(void)
 {
-	Suite *s = suite_create("passphrase-root");
-	TCase *tc = tcase_create("file-root");
-
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_file_of_another_user_refused);
-	suite_add_tcase(s, tc);
-	return s;
+	return unit_one_test_suite("passphrase-root", setup, teardown,
+				   test_file_of_another_user_refused);
 }

@@ -3,6 +3,8 @@
 #ifndef TORPOR_TEST_UNIT_H
 #define TORPOR_TEST_UNIT_H
 
+#include <check.h>
+
 /*
  * Bytes this process has read so far (/proc/self/io rchar), to show that
  * a bound stops reading; 0 when the kernel does not say.
@@ -17,5 +19,10 @@ unsigned long long unit_bytes_read(void);
  */
 __attribute__((noreturn, format(printf, 1, 2)))
 void unit_skip(const char *fmt, ...);
+
+/* A suite called name of one case, with setup and teardown as a checked
+ * fixture, that runs test: a root group of a single test. */
+Suite *unit_one_test_suite(const char *name, SFun setup, SFun teardown,
+			   const TTest *test);
 
 #endif
