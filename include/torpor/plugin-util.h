@@ -10,7 +10,8 @@
  *    payload.  TORPOR_FILTER_TAG_STORED means the payload is the input as
  *    it was (the codec did not make it smaller, so it is not worth the
  *    decode time); TORPOR_FILTER_TAG_PACKED means it is the codec's output;
- *  - counters and a bounded printf for print_debug_info().
+ *  - counters and a bounded printf for print_debug_info();
+ *  - logging through the host with %m and the plugin's name.
  */
 #ifndef TORPOR_PLUGIN_UTIL_H
 #define TORPOR_PLUGIN_UTIL_H
@@ -24,9 +25,70 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <torpor/plugin.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- logging ------------------------------------------------------------ */
+
+/* Longest line torpor_log() formats; the rest is cut. */
+#define TORPOR_LOG_LINE_MAX 1024
+
+/* torpor_log() with a va_list. */
+__attribute__((format(printf, 4, 0)))
+static inline void
+torpor_logv(const struct torpor_host *host, const char *plugin, int level,
+	    const char *fmt, va_list ap)
+{
+	char line[TORPOR_LOG_LINE_MAX];
+	int saved = errno;
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	host->log(level, plugin, "%s", line);
+	errno = saved;
+}
+
+/*
+ * Log one line through host->log, which prefixes it with plugin (the
+ * plugin's name).  fmt is printf's, and %m is the text of errno as it was
+ * when torpor_log() was called, whatever the host does before it prints;
+ * errno is the same again when torpor_log() returns.
+ */
+__attribute__((format(printf, 4, 5)))
+static inline void
+torpor_log(const struct torpor_host *host, const char *plugin, int level,
+	   const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	torpor_logv(host, plugin, level, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The same for a failure held as a negative errno r, which %m prints;
+ * returns r, so that a failure is logged and returned in one statement:
+ *	return torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r,
+ *				"cannot open %s: %m", path);
+ */
+__attribute__((format(printf, 5, 6)))
+static inline int
+torpor_log_errno(const struct torpor_host *host, const char *plugin,
+		 int level, int r, const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	errno = r < 0 ? -r : r;
+	va_start(ap, fmt);
+	torpor_logv(host, plugin, level, fmt, ap);
+	va_end(ap);
+	errno = saved;
+	return r;
+}
 
 /* ---- byte order ------------------------------------------------------- */
 

@@ -27,6 +27,8 @@
 #include <torpor/plugin-util.h>
 #include <torpor/plugin.h>
 
+#define NAME "checksum"
+
 enum checksum_algorithm {
 	CHECKSUM_CRC32C = 1,
 	CHECKSUM_SHA256 = 2,
@@ -107,7 +109,7 @@ checksum_read_config(void)
 	/* An index into algorithm_names[], checked by the core. */
 	r = host->config_number("checksum", "algorithm", &i);
 	if (r < 0) {
-		host->log(TORPOR_LOG_ERR, "checksum",
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "algorithm: no valid value (crc32c or sha256)");
 		return r;
 	}
@@ -138,7 +140,7 @@ checksum_load(const struct torpor_host *h)
 	 */
 	if (!gcry_control(GCRYCTL_INITIALIZATION_FINISHED_P) &&
 	    !gcry_check_version(GCRYPT_VERSION)) {
-		h->log(TORPOR_LOG_ERR, "checksum",
+		torpor_log(h, NAME, TORPOR_LOG_ERR,
 		       "libgcrypt %s is older than %s, which torpor was built with",
 		       gcry_check_version(NULL), GCRYPT_VERSION);
 		return -ELIBBAD;
@@ -271,7 +273,7 @@ checksum_decode(void *state, const struct torpor_chunk_info *info,
 	uint8_t diff = 0;
 
 	if (in_len < dlen) {
-		host->log(TORPOR_LOG_ERR, "checksum",
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "chunk %llu: too short (%zu bytes) for its %s digest",
 			  (unsigned long long)info->sequence, in_len,
 			  algorithm_name(a));
@@ -279,7 +281,7 @@ checksum_decode(void *state, const struct torpor_chunk_info *info,
 	}
 	n = in_len - dlen;
 	if (n > out_size) {
-		host->log(TORPOR_LOG_ERR, "checksum",
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "chunk %llu: %zu bytes, more than the %zu it can hold",
 			  (unsigned long long)info->sequence, n, out_size);
 		goto bad;
@@ -290,7 +292,7 @@ checksum_decode(void *state, const struct torpor_chunk_info *info,
 	for (i = 0; i < dlen; i++)
 		diff |= d[i] ^ in[n + i];
 	if (diff) {
-		host->log(TORPOR_LOG_ERR, "checksum",
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "chunk %llu: checksum mismatch (%s)",
 			  (unsigned long long)info->sequence, algorithm_name(a));
 		goto bad;
@@ -307,7 +309,7 @@ bad:
 }
 
 static const struct torpor_plugin checksum_plugin = {
-	.name = "checksum",
+	.name = NAME,
 	.description = "appends a crc32c or sha256 digest to each chunk; "
 		       "first in the chain it covers the plaintext pages",
 	.type = TORPOR_PLUGIN_FILTER,

@@ -30,6 +30,7 @@
 #include <gcrypt.h>
 
 #include <torpor/plugin.h>
+#include <torpor/plugin-util.h>
 
 #include "crypt-key.h"
 
@@ -136,8 +137,8 @@ read_key_file(const char *what, const char *path, bool secret, uint8_t *buf,
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		r = -errno;
-		host->log(TORPOR_LOG_ERR, NAME, "cannot open the %s %s: %s",
-			  what, path, strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot open the %s %s: %m",
+			  what, path);
 		return r;
 	}
 	if (fstat(fd, &s) < 0) {
@@ -145,27 +146,27 @@ read_key_file(const char *what, const char *path, bool secret, uint8_t *buf,
 		goto out;
 	}
 	if (!S_ISREG(s.st_mode)) {
-		host->log(TORPOR_LOG_ERR, NAME, "the %s %s is not a regular file",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "the %s %s is not a regular file",
 			  what, path);
 		r = -EINVAL;
 		goto out;
 	}
 	if (geteuid() == 0 && s.st_uid != 0) {
-		host->log(TORPOR_LOG_ERR, NAME,
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "refusing the %s %s: it is owned by uid %u, not root",
 			  what, path, (unsigned)s.st_uid);
 		r = -EPERM;
 		goto out;
 	}
 	if (secret && (s.st_mode & 0077)) {
-		host->log(TORPOR_LOG_ERR, NAME,
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "refusing the %s %s: its permissions %04o are wider than 0600 (chmod 600 %s)",
 			  what, path, (unsigned)(s.st_mode & 07777), path);
 		r = -EPERM;
 		goto out;
 	}
 	if (!secret && (s.st_mode & 0022)) {
-		host->log(TORPOR_LOG_ERR, NAME,
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "refusing the %s %s: others may write it (permissions %04o)",
 			  what, path, (unsigned)(s.st_mode & 07777));
 		r = -EPERM;
@@ -178,7 +179,7 @@ read_key_file(const char *what, const char *path, bool secret, uint8_t *buf,
 		if (got == size) {
 			n = read(fd, &extra, 1);
 			if (n > 0) {
-				host->log(TORPOR_LOG_ERR, NAME,
+				torpor_log(host, NAME, TORPOR_LOG_ERR,
 					  "the %s %s is larger than %zu bytes: not a torpor key",
 					  what, path, size);
 				r = -EBADMSG;
@@ -199,8 +200,8 @@ read_key_file(const char *what, const char *path, bool secret, uint8_t *buf,
 	*ret_len = got;
 out:
 	if (r < 0 && r != -EPERM && r != -EBADMSG && r != -EINVAL)
-		host->log(TORPOR_LOG_ERR, NAME, "cannot read the %s %s: %s",
-			  what, path, strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot read the %s %s: %m",
+			  what, path);
 	if (r < 0)
 		explicit_bzero(buf, size);
 	close(fd);
@@ -221,7 +222,7 @@ load_public_key(uint8_t *pk)
 		return r;
 	r = crypt_pk_parse(text, len, pk);
 	if (r < 0)
-		host->log(TORPOR_LOG_ERR, NAME,
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "%s is not a torpor public key (torpor keygen writes one)",
 			  path);
 	return r;
@@ -239,7 +240,7 @@ load_keyfile(uint8_t *key)
 		return r;
 	if (len != CRYPT_KEYFILE_SIZE) {
 		explicit_bzero(key, CRYPT_KEYFILE_SIZE);
-		host->log(TORPOR_LOG_ERR, NAME,
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "the key file %s holds %zu bytes, not %d",
 			  path, len, CRYPT_KEYFILE_SIZE);
 		return -EBADMSG;
@@ -278,7 +279,7 @@ crypt_load(const struct torpor_host *h)
 	 * load plugins; a test program may not have. */
 	if (!gcry_control(GCRYCTL_INITIALIZATION_FINISHED_P)) {
 		if (!gcry_check_version(GCRYPT_VERSION)) {
-			h->log(TORPOR_LOG_ERR, NAME,
+			torpor_log(h, NAME, TORPOR_LOG_ERR,
 			       "libgcrypt %s is older than the %s crypt was built with",
 			       gcry_check_version(NULL), GCRYPT_VERSION);
 			return -ELIBBAD;
@@ -289,7 +290,7 @@ crypt_load(const struct torpor_host *h)
 		gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
 	}
 	if (!gcry_check_version(CRYPT_GCRYPT_MIN)) {
-		h->log(TORPOR_LOG_ERR, NAME,
+		torpor_log(h, NAME, TORPOR_LOG_ERR,
 		       "libgcrypt %s lacks Argon2 and X25519; crypt needs %s or later",
 		       gcry_check_version(NULL), CRYPT_GCRYPT_MIN);
 		return -ELIBBAD;
@@ -335,7 +336,7 @@ crypt_initialise(int starting_cycle)
 	else if (strcmp(mode, "keyfile") == 0)
 		st.mode = CRYPT_MODE_KEYFILE;
 	else {
-		host->log(TORPOR_LOG_ERR, NAME,
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "unknown mode '%s' (sealed or keyfile)", mode);
 		return -EINVAL;
 	}
@@ -439,7 +440,7 @@ seal_image(void)
 		if (r >= 0)
 			r = crypt_x25519(s->sk, st.public_key, s->shared);
 		if (r == -EBADMSG)
-			host->log(TORPOR_LOG_ERR, NAME,
+			torpor_log(host, NAME, TORPOR_LOG_ERR,
 				  "the public key is a low-order point: not a usable key");
 	} else {
 		keyfile_id(s->keyfile_key, b + CRYPT_BLOB_OFF_KEY_ID);
@@ -481,7 +482,7 @@ unlock_private_key(const uint8_t *file, const char *path)
 	int attempt, n, r = -EKEYREJECTED;
 
 	if (!TORPOR_HOST_HAS(host, ask_passphrase)) {
-		host->log(TORPOR_LOG_ERR, NAME,
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "this program cannot ask for the passphrase of %s", path);
 		return -ENOKEY;
 	}
@@ -489,9 +490,8 @@ unlock_private_key(const uint8_t *file, const char *path)
 		n = host->ask_passphrase("Passphrase to resume the hibernated system: ",
 					 s->passphrase, sizeof(s->passphrase));
 		if (n < 0) {
-			host->log(TORPOR_LOG_ERR, NAME,
-				  "cannot ask for the passphrase: %s",
-				  strerror(-n));
+			torpor_log_errno(host, NAME, TORPOR_LOG_ERR, n,
+				  "cannot ask for the passphrase: %m");
 			r = n == -ENOKEY || n == -ECANCELED || n == -ENXIO ||
 			    n == -ENOTTY ? -ENOKEY : n;
 			break;
@@ -501,7 +501,7 @@ unlock_private_key(const uint8_t *file, const char *path)
 		crypt_sha256(s->passphrase, (size_t)n, NULL, 0, digest);
 		if (attempt > 1 &&
 		    crypt_equal(digest, s->answer_digest, sizeof(digest))) {
-			host->log(TORPOR_LOG_ERR, NAME,
+			torpor_log(host, NAME, TORPOR_LOG_ERR,
 				  "the same wrong passphrase came again (from a file?): giving up");
 			r = -EKEYREJECTED;
 			break;
@@ -512,13 +512,17 @@ unlock_private_key(const uint8_t *file, const char *path)
 		if (r >= 0)
 			break;
 		if (r != -EKEYREJECTED) {
-			host->log(TORPOR_LOG_ERR, NAME,
-				  "cannot open the private key %s: %s", path,
-				  r == -EBADMSG ? "it does not match the public key stored in it" :
-				  strerror(-r));
+			if (r == -EBADMSG)
+				torpor_log(host, NAME, TORPOR_LOG_ERR,
+					   "cannot open the private key %s: it does not match the public key stored in it",
+					   path);
+			else
+				torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r,
+						 "cannot open the private key %s: %m",
+						 path);
 			break;
 		}
-		host->log(TORPOR_LOG_ERR, NAME,
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "wrong passphrase for %s (attempt %d of %d)", path,
 			  attempt, PASSPHRASE_ATTEMPTS);
 	}
@@ -552,7 +556,7 @@ unseal_image(void)
 			/* Out-of-bounds KDF parameters are refused before
 			 * any memory is taken for them: a key this torpor
 			 * does not use, like one of a later version. */
-			host->log(TORPOR_LOG_ERR, NAME,
+			torpor_log(host, NAME, TORPOR_LOG_ERR,
 				  "refusing the private key %s: %s", path, why);
 			return r == -ERANGE ? -EPROTONOSUPPORT : r;
 		}
@@ -560,7 +564,7 @@ unseal_image(void)
 				 b + CRYPT_BLOB_OFF_KEY_ID, CRYPT_KEY_SIZE)) {
 			fingerprint(b + CRYPT_BLOB_OFF_KEY_ID, want);
 			fingerprint(file + CRYPT_SK_OFF_PUBLIC, have);
-			host->log(TORPOR_LOG_ERR, NAME,
+			torpor_log(host, NAME, TORPOR_LOG_ERR,
 				  "the image was sealed for public key %s..., but %s belongs to %s...",
 				  want, path, have);
 			return -ENOKEY;
@@ -570,7 +574,7 @@ unseal_image(void)
 			return r;
 		r = crypt_x25519(s->sk, b + CRYPT_BLOB_OFF_WRAP_IN, s->shared);
 		if (r < 0) {
-			host->log(TORPOR_LOG_ERR, NAME,
+			torpor_log(host, NAME, TORPOR_LOG_ERR,
 				  "the image's ephemeral key is not usable (header tampered)");
 			return -EBADMSG;
 		}
@@ -582,7 +586,7 @@ unseal_image(void)
 			return r;
 		keyfile_id(s->keyfile_key, id);
 		if (!crypt_equal(id, b + CRYPT_BLOB_OFF_KEY_ID, sizeof(id))) {
-			host->log(TORPOR_LOG_ERR, NAME,
+			torpor_log(host, NAME, TORPOR_LOG_ERR,
 				  "the key file %s is not the one this image was encrypted with",
 				  conf("key_file", "/etc/torpor/crypt.keyfile"));
 			return -ENOKEY;
@@ -596,7 +600,7 @@ unseal_image(void)
 			       (uint8_t *)b + CRYPT_BLOB_OFF_WRAPPED +
 			       CRYPT_KEY_SIZE);
 		if (r == -EBADMSG)
-			host->log(TORPOR_LOG_ERR, NAME,
+			torpor_log(host, NAME, TORPOR_LOG_ERR,
 				  "the image's wrapped data key: authentication failed (header tampered)");
 	}
 	wipe_transients();
@@ -627,7 +631,7 @@ crypt_start_stream(const struct torpor_image_info *info)
 		memcpy(st.blob + CRYPT_BLOB_OFF_BINDING, tag, sizeof(tag));
 	else if (!crypt_equal(tag, st.blob + CRYPT_BLOB_OFF_BINDING,
 			      sizeof(tag))) {
-		host->log(TORPOR_LOG_ERR, NAME,
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "image header: authentication failed: a field the restore depends on "
 			  "(chain, counts, sizes, kernel release, UUID) changed since hibernation");
 		r = -EBADMSG;
@@ -673,7 +677,7 @@ crypt_load_config(const uint8_t *buf, size_t len)
 	if (!buf || len < 1)
 		return -EBADMSG;
 	if (buf[0] != CRYPT_BLOB_VERSION) {
-		host->log(TORPOR_LOG_ERR, NAME,
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "the image's crypt header has version %u; this crypt reads %u",
 			  buf[0], CRYPT_BLOB_VERSION);
 		return -EPROTONOSUPPORT;
@@ -792,7 +796,7 @@ crypt_encode(void *state, const struct torpor_chunk_info *info,
 	if (!e)
 		e = gcry_cipher_gettag(t->cipher, out + in_len, CRYPT_TAG_SIZE);
 	if (e) {
-		host->log(TORPOR_LOG_ERR, NAME, "chunk %llu: encryption failed: %s",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "chunk %llu: encryption failed: %s",
 			  (unsigned long long)info->sequence, gcry_strerror(e));
 		return crypt_errno(e);
 	}
@@ -805,7 +809,7 @@ static int
 refuse_chunk(const struct torpor_chunk_info *info, const char *why)
 {
 	atomic_fetch_add(&st.refused, 1);
-	host->log(TORPOR_LOG_ERR, NAME, "chunk %llu: authentication failed: %s",
+	torpor_log(host, NAME, TORPOR_LOG_ERR, "chunk %llu: authentication failed: %s",
 		  (unsigned long long)info->sequence, why);
 	return -EBADMSG;
 }
@@ -837,7 +841,7 @@ crypt_decode(void *state, const struct torpor_chunk_info *info,
 	if (!e)
 		e = gcry_cipher_decrypt(t->cipher, out, n, in, n);
 	if (e) {
-		host->log(TORPOR_LOG_ERR, NAME, "chunk %llu: decryption failed: %s",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "chunk %llu: decryption failed: %s",
 			  (unsigned long long)info->sequence, gcry_strerror(e));
 		return crypt_errno(e);
 	}

@@ -66,7 +66,6 @@ static const struct torpor_config_key file_keys[] = {
 	{ .name = NULL },
 };
 
-#define LOG(level, ...) host->log(level, NAME, __VA_ARGS__)
 
 static void
 reset_location(void)
@@ -121,12 +120,12 @@ locate(const char *p)
 	if (fd < 0) {
 		r = -errno;
 		if (errno == ENOENT)
-			LOG(TORPOR_LOG_ERR, "image file %s does not exist: run 'torpor file-setup' to create it",
+			torpor_log(host, NAME, TORPOR_LOG_ERR, "image file %s does not exist: run 'torpor file-setup' to create it",
 			    p);
 		else if (errno == ELOOP)
-			LOG(TORPOR_LOG_ERR, "image file %s is a symbolic link: name the file itself", p);
+			torpor_log(host, NAME, TORPOR_LOG_ERR, "image file %s is a symbolic link: name the file itself", p);
 		else
-			LOG(TORPOR_LOG_ERR, "cannot open image file %s: %s", p, strerror(errno));
+			torpor_log(host, NAME, TORPOR_LOG_ERR, "cannot open image file %s: %m", p);
 		return r;
 	}
 	r = check_file(fd, p, &st, why, sizeof(why));
@@ -135,19 +134,18 @@ locate(const char *p)
 				&space, why, sizeof(why));
 	close(fd);
 	if (r < 0) {
-		LOG(TORPOR_LOG_ERR, "image file %s %s", p, why);
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "image file %s %s", p, why);
 		return r;
 	}
 	r = bd_devnode(st.st_dev, dev_path, sizeof(dev_path));
 	if (r < 0) {
-		LOG(TORPOR_LOG_ERR, "cannot find the block device under %s: %s", p,
-		    strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot find the block device under %s: %m", p);
 		bd_map_clear(&space);
 		return r;
 	}
 	for (size_t i = 0; i < space.n; i++) {
 		if (space.runs[i].phys % 512 || space.runs[i].len % 512) {
-			LOG(TORPOR_LOG_ERR, "image file %s has an extent that is not sector aligned",
+			torpor_log(host, NAME, TORPOR_LOG_ERR, "image file %s has an extent that is not sector aligned",
 			    p);
 			bd_map_clear(&space);
 			return -EBADFD;
@@ -173,7 +171,7 @@ file_initialise(int starting_cycle)
 	r = bd_resume_location(host, dev_path, sizeof(dev_path), &rdev,
 			       &sig_phys);
 	if (r == -ENOTBLK)
-		LOG(TORPOR_LOG_ERR, "resume= names %s, which is not a block device",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "resume= names %s, which is not a block device",
 		    dev_path);
 	if (r == 0)
 		return locate(p && *p ? p : DEFAULT_PATH);
@@ -200,8 +198,8 @@ open_dev(bool writable)
 	/* The device under a mounted filesystem: shared, never exclusive. */
 	r = bd_reopen(&dev, dev_path, writable ? BD_SHARED : BD_RDONLY, NULL, 0);
 	if (r < 0)
-		LOG(TORPOR_LOG_ERR, "cannot open %s (under %s): %s", dev_path,
-		    path[0] ? path : "the image file", strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot open %s (under %s): %m", dev_path,
+		    path[0] ? path : "the image file");
 	return r;
 }
 
@@ -214,8 +212,8 @@ write_block0(const char *magic, const struct bd_index *ix)
 	int r = bd_index_write(&dev, sig_phys, magic, ix);
 
 	if (r < 0)
-		LOG(TORPOR_LOG_ERR, "cannot write the signature block of %s: %s",
-		    path[0] ? path : dev_path, strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot write the signature block of %s: %m",
+		    path[0] ? path : dev_path);
 	bd_drop_file_cache(path[0] ? path : host->config_get(NAME, "path"));
 	return r;
 }
@@ -236,18 +234,18 @@ file_reserve(uint64_t expected)
 	reserved = false;
 	bd_image_clear(&img);
 	if (!have_space) {
-		LOG(TORPOR_LOG_ERR, "no image file to write to ([file] path=)");
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "no image file to write to ([file] path=)");
 		return -ENODEV;
 	}
 	/* Signature block, stream, header (at most TORPOR_IMAGE_MAX_HEADER). */
 	need = BD_BLOCK + bd_round_up(expected, BD_BLOCK) + TORPOR_IMAGE_MAX_HEADER;
 	avail = space.total;
 	if (need > avail) {
-		LOG(TORPOR_LOG_ERR, "need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
 		    (need + (1 << 20) - 1) >> 20, avail >> 20, path);
 		return -ENOSPC;
 	}
-	LOG(TORPOR_LOG_INFO, "image of %" PRIu64 " bytes expected: need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
+	torpor_log(host, NAME, TORPOR_LOG_INFO, "image of %" PRIu64 " bytes expected: need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
 	    expected, (need + (1 << 20) - 1) >> 20, avail >> 20, path);
 	r = open_dev(true);
 	if (r < 0)
@@ -281,13 +279,13 @@ emit_stream(void *ctx, const uint8_t *p, size_t n)
 	int r;
 
 	if (at > space.total || n > space.total - at) {
-		LOG(TORPOR_LOG_ERR, "image file %s is full", path);
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "image file %s is full", path);
 		return -ENOSPC;
 	}
 	r = bd_map_write(&dev, &space, at, p, n);
 	if (r < 0) {
-		LOG(TORPOR_LOG_ERR, "write to %s at file byte %" PRIu64 " failed: %s",
-		    dev_path, at, strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "write to %s at file byte %" PRIu64 " failed: %m",
+		    dev_path, at);
 		return r;
 	}
 	*(uint64_t *)ctx = at + n;
@@ -358,7 +356,7 @@ file_commit(const void *header, size_t len)
 		return r;
 	at = BD_BLOCK + bd_round_up(out.written, BD_BLOCK);
 	if (at > space.total || bd_round_up(len, BD_BLOCK) > space.total - at) {
-		LOG(TORPOR_LOG_ERR, "image file %s has no room left for the image header",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "image file %s has no room left for the image header",
 		    path);
 		return -ENOSPC;
 	}
@@ -376,7 +374,7 @@ file_commit(const void *header, size_t len)
 	if (r == 0)
 		r = stream_runs(&stream);
 	if (r < 0) {
-		LOG(TORPOR_LOG_ERR, "commit to %s failed: %s", path, strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "commit to %s failed: %m", path);
 		bd_map_clear(&ix.header);
 		return r;
 	}
@@ -416,18 +414,18 @@ file_find(void)
 	if (r < 0)
 		return r;
 	if (sig_phys > dev.size || BD_BLOCK > dev.size - sig_phys) {
-		LOG(TORPOR_LOG_ERR, "the signature block at byte %" PRIu64 " lies outside %s",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "the signature block at byte %" PRIu64 " lies outside %s",
 		    sig_phys, dev_path);
 		return -ERANGE;
 	}
 	r = bd_index_read(&dev, sig_phys, SIG_MAGIC, &img.ix);
 	if (r == -ENOENT && block0_is_consumed())
-		LOG(TORPOR_LOG_NOTICE, "%s holds only the record of an image that was already resumed (consumed): it is never resumed again",
+		torpor_log(host, NAME, TORPOR_LOG_NOTICE, "%s holds only the record of an image that was already resumed (consumed): it is never resumed again",
 		    path[0] ? path : dev_path);
 	if (r == -ENOENT)
 		return 0;
 	if (r == -EBADMSG) {
-		LOG(TORPOR_LOG_ERR, "the signature block of %s is corrupt",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "the signature block of %s is corrupt",
 		    path[0] ? path : dev_path);
 		img.corrupt = true;
 	} else if (r < 0) {
@@ -446,7 +444,7 @@ file_read_header(void *buf, size_t size, size_t *ret_len)
 		return r;
 	r = bd_image_read_header(&dev, &img, buf, size, ret_len);
 	if (r == -EBADMSG)
-		LOG(TORPOR_LOG_ERR, "the image header in %s lies outside the device or is unreadable",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "the image header in %s lies outside the device or is unreadable",
 		    path[0] ? path : dev_path);
 	return r;
 }
@@ -549,7 +547,7 @@ file_resume_args(char *buf, size_t size)
 			return r;
 	}
 	if (sig_phys % page) {
-		LOG(TORPOR_LOG_ERR, "the first block of %s is not page aligned on %s; resume_offset cannot name it",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "the first block of %s is not page aligned on %s; resume_offset cannot name it",
 		    path, dev_path);
 		r = -EINVAL;
 	} else {

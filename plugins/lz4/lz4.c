@@ -20,6 +20,8 @@
 
 #include <torpor/plugin-util.h>
 
+#define NAME "lz4"
+
 #define LZ4_DEFAULT_ACCELERATION 1
 #define LZ4_TORPOR_MAX_ACCELERATION 64
 
@@ -56,7 +58,7 @@ lz4_read_acceleration(void)
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0 || a < 1 || a > LZ4_TORPOR_MAX_ACCELERATION) {
-		host->log(TORPOR_LOG_ERR, "lz4",
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "acceleration is not a number from 1 to %d",
 			  LZ4_TORPOR_MAX_ACCELERATION);
 		return r < 0 ? r : -EINVAL;
@@ -141,7 +143,7 @@ lz4_encode(void *state, const struct torpor_chunk_info *info,
 					  (char *)out + TORPOR_FILTER_TAG_SIZE,
 					  (int)in_len, (int)cap, acceleration);
 	if (clen <= 0) {
-		host->log(TORPOR_LOG_ERR, "lz4",
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "chunk %llu: LZ4 compression failed (%d)",
 			  (unsigned long long)info->sequence, clen);
 		return -EIO;
@@ -196,9 +198,8 @@ lz4_decode(void *state, const struct torpor_chunk_info *info,
 	return 0;
 }
 
-/* Stored bytes per 1000 on a realistic page mix: the measured ratios are
- * 31-39 percent, 600 leaves room for less compressible memory when the
- * writer reserves space. */
+/* Stored bytes per 1000, on the generous side: the writer reserves space
+ * from it (doc/writers.md, "Capacity", says what was measured). */
 static uint32_t
 lz4_expected_ratio(void)
 {
@@ -206,7 +207,7 @@ lz4_expected_ratio(void)
 }
 
 static const struct torpor_plugin lz4_plugin = {
-	.name = "lz4",
+	.name = NAME,
 	.description = "LZ4 compression: fast, fastest to decompress at resume; [lz4] acceleration=",
 	.config_keys = lz4_config_keys,
 	.type = TORPOR_PLUGIN_FILTER,

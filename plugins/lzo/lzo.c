@@ -29,6 +29,8 @@
 
 #include <torpor/plugin-util.h>
 
+#define NAME "lzo"
+
 /* Format version saved in the image header: 2 writes blocks; 1 (whole
  * chunks packed) is still read. */
 #define LZO_FORMAT		2
@@ -46,7 +48,7 @@ lzo_load(const struct torpor_host *h)
 {
 	host = h;
 	if (lzo_init() != LZO_E_OK) {
-		h->log(TORPOR_LOG_ERR, "lzo",
+		torpor_log(h, NAME, TORPOR_LOG_ERR,
 		       "liblzo2 failed to initialise (built against %s, running %s)",
 		       LZO_VERSION_STRING, lzo_version_string());
 		return -ELIBBAD;
@@ -136,7 +138,7 @@ lzo_encode_block(void *state, const struct torpor_chunk_info *info,
 
 	r = lzo1x_1_compress(in, len, out + LZO_BLOCK_HEADER, &clen, state);
 	if (r != LZO_E_OK) {
-		host->log(TORPOR_LOG_ERR, "lzo",
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "chunk %llu: lzo1x_1_compress failed (%d)",
 			  (unsigned long long)info->sequence, r);
 		return -EIO;
@@ -190,7 +192,7 @@ static int
 lzo_refuse(const struct torpor_chunk_info *info, size_t block,
 	   const char *what, size_t v)
 {
-	host->log(TORPOR_LOG_ERR, "lzo", "chunk %llu, block %zu: %s (%zu)",
+	torpor_log(host, NAME, TORPOR_LOG_ERR, "chunk %llu, block %zu: %s (%zu)",
 		  (unsigned long long)info->sequence, block, what, v);
 	return -EBADMSG;
 }
@@ -318,9 +320,8 @@ lzo_decode(void *state, const struct torpor_chunk_info *info,
 	return r;
 }
 
-/* Stored bytes per 1000 on a realistic page mix: the measured ratios are
- * 31-39 percent, 600 leaves room for less compressible memory when the
- * writer reserves space. */
+/* Stored bytes per 1000, on the generous side: the writer reserves space
+ * from it (doc/writers.md, "Capacity", says what was measured). */
 static uint32_t
 lzo_expected_ratio(void)
 {
@@ -328,7 +329,7 @@ lzo_expected_ratio(void)
 }
 
 static const struct torpor_plugin lzo_plugin = {
-	.name = "lzo",
+	.name = NAME,
 	.description = "LZO1X-1 compression: fastest, moderate ratio",
 	.type = TORPOR_PLUGIN_FILTER,
 	.load = lzo_load,

@@ -35,6 +35,8 @@
 
 #include "raw-format.h"
 
+#define NAME "raw"
+
 struct raw_signature {
 	uint64_t stream_offset;
 	uint64_t stream_length;
@@ -73,13 +75,13 @@ raw_initialise(int starting_cycle)
 		return r < 0 ? r : 0;
 	spec = host->config_get("raw", "device");
 	if (!spec || !*spec) {
-		host->log(TORPOR_LOG_ERR, "raw", "no device configured ([raw] device=)");
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "no device configured ([raw] device=)");
 		return -EINVAL;
 	}
 	r = bd_resolve(spec, device, sizeof(device));
 	if (r < 0) {
-		host->log(TORPOR_LOG_ERR, "raw", "cannot find the device %s: %s",
-			  spec, strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot find the device %s: %m",
+			  spec);
 		return r;
 	}
 	return 0;
@@ -120,16 +122,15 @@ open_device(bool for_writing)
 			f = bd_open_excl(device, flags, why, sizeof(why));
 	}
 	if (f == -EBUSY) {
-		host->log(TORPOR_LOG_ERR, "raw",
-			  "refusing %s: it %s; the raw writer overwrites the whole device, so it must be one nobody uses",
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
+			  "refusing %s: it %s; the raw writer overwrites the whole device, so it must be one nobody uses (end that use: umount, swapoff; or name another device in [raw] device=)",
 			  device, why);
 		return f;
 	}
 	if (f < 0 && !for_writing)
 		f = -errno;
 	if (f < 0)
-		host->log(TORPOR_LOG_ERR, "raw", "cannot open %s: %s", device,
-			  strerror(-f));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, f, "cannot open %s: %m", device);
 	return f;
 }
 
@@ -141,9 +142,10 @@ check_regular(const struct stat *st)
 	int r = bd_check_private(st, why, sizeof(why));
 
 	if (r < 0)
-		host->log(TORPOR_LOG_ERR, "raw",
-			  "refusing image file %s: it %s; remove it and create it again as %s with mode 0600 (umask 077)",
-			  device, why, geteuid() == 0 ? "root" : "this user");
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
+			  "refusing image file %s: it %s; the image holds the whole memory, so it must be private to %s: remove it and create it again private (rm %s; umask 077; truncate -s SIZE %s), as chmod does not shut out a user who already has it open",
+			  device, why, geteuid() == 0 ? "root" : "this user",
+			  device, device);
 	return r;
 }
 
@@ -175,7 +177,7 @@ raw_open(bool for_writing)
 			return r;
 		}
 	} else {
-		host->log(TORPOR_LOG_ERR, "raw", "%s is neither a block device nor a regular file",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "%s is neither a block device nor a regular file",
 			  device);
 		raw_close();
 		return -ENOTBLK;
@@ -188,8 +190,7 @@ raw_open(bool for_writing)
 	return 0;
 fail:
 	r = -errno;
-	host->log(TORPOR_LOG_ERR, "raw", "cannot size %s: %s", device,
-		  strerror(errno));
+	torpor_log(host, NAME, TORPOR_LOG_ERR, "cannot size %s: %m", device);
 	raw_close();
 	return r;
 }
@@ -308,22 +309,21 @@ raw_reserve(uint64_t expected)
 	if (r < 0)
 		return r;
 	if (is_regular && host->snapshot_kind() == TORPOR_SNAPSHOT_KERNEL) {
-		host->log(TORPOR_LOG_ERR, "raw",
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "%s is a regular file: after a real snapshot its filesystem must not be written, so the raw writer refuses it (use the file writer)",
 			  device);
 		return -EINVAL;
 	}
 	avail = raw_room();
 	if (need > avail) {
-		host->log(TORPOR_LOG_ERR, "raw", "need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
 			  (need + (1 << 20) - 1) >> 20, avail >> 20, device);
 		return -ENOSPC;
 	}
 	/* An older image must not survive a cycle that fails half-way. */
 	r = write_signature(NULL);
 	if (r < 0) {
-		host->log(TORPOR_LOG_ERR, "raw", "cannot write to %s: %s", device,
-			  strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot write to %s: %m", device);
 		return r;
 	}
 	written = 0;
@@ -338,7 +338,7 @@ raw_write(const void *buf, size_t len)
 
 	/* The core writes in whole blocks until the last piece. */
 	if (written % RAW_BLOCK) {
-		host->log(TORPOR_LOG_ERR, "raw", "unaligned stream write after %" PRIu64 " bytes",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "unaligned stream write after %" PRIu64 " bytes",
 			  written);
 		return -EINVAL;
 	}
@@ -346,8 +346,8 @@ raw_write(const void *buf, size_t len)
 		return -ENOSPC;
 	r = write_blocks(buf, len, off);
 	if (r < 0) {
-		host->log(TORPOR_LOG_ERR, "raw", "write to %s at %" PRIu64 " failed: %s",
-			  device, off, strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "write to %s at %" PRIu64 " failed: %m",
+			  device, off);
 		return r;
 	}
 	written += len;
@@ -372,8 +372,7 @@ raw_commit(const void *header, size_t len)
 	if (r == 0)
 		r = write_signature(&sig);
 	if (r < 0)
-		host->log(TORPOR_LOG_ERR, "raw", "commit to %s failed: %s", device,
-			  strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "commit to %s failed: %m", device);
 	found = sig;
 	have_found = r == 0;
 	if (is_regular)
@@ -416,7 +415,7 @@ raw_find(void)
 	if (r < 0)
 		return r;
 	if (device_size < RAW_BLOCK) {
-		host->log(TORPOR_LOG_ERR, "raw", "%s is %" PRIu64 " bytes: too small to hold an image",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "%s is %" PRIu64 " bytes: too small to hold an image",
 			  device, device_size);
 		return -EINVAL;
 	}
@@ -425,12 +424,12 @@ raw_find(void)
 	if (r < 0)
 		return r;
 	if (memcmp(b, RAW_USED_MAGIC, 16) == 0)
-		host->log(TORPOR_LOG_NOTICE, "raw", "%s holds only the record of an image that was already resumed (consumed): it is never resumed again",
+		torpor_log(host, NAME, TORPOR_LOG_NOTICE, "%s holds only the record of an image that was already resumed (consumed): it is never resumed again",
 			  device);
 	if (memcmp(b, RAW_MAGIC, 16) != 0)
 		return 0;
 	if (decode_block0(b, &found) < 0) {
-		host->log(TORPOR_LOG_ERR, "raw", "signature block of %s is corrupt (checksum or version)",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "signature block of %s is corrupt (checksum or version)",
 			  device);
 		return 1;	/* an image is there: read_header refuses it */
 	}
@@ -485,7 +484,7 @@ raw_read_header(void *buf, size_t size, size_t *ret_len)
 	    !in_device(found.header_offset, found.header_length) ||
 	    !in_device(found.stream_offset, found.stream_length) ||
 	    found.stream_offset < RAW_BLOCK) {
-		host->log(TORPOR_LOG_ERR, "raw",
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "signature of %s points outside the device (header %" PRIu64 "+%" PRIu64 ", stream %" PRIu64 "+%" PRIu64 ", device %" PRIu64 " bytes)",
 			  device, found.header_offset, found.header_length,
 			  found.stream_offset, found.stream_length, device_size);
@@ -611,7 +610,7 @@ raw_load(const struct torpor_host *h)
 }
 
 static const struct torpor_plugin raw_plugin = {
-	.name = "raw",
+	.name = NAME,
 	.description = "writes the image to a dedicated block device",
 	.type = TORPOR_PLUGIN_WRITER,
 	.config_keys = raw_keys,

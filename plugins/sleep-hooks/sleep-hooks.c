@@ -144,7 +144,7 @@ wait_hooks(struct hook *h, size_t n, unsigned timeout)
 		if (h[i].pid > 0 && !h[i].done) {
 			kill(h[i].pid, SIGKILL);
 			waitpid(h[i].pid, &h[i].status, 0);
-			host->log(TORPOR_LOG_WARNING, NAME,
+			torpor_log(host, NAME, TORPOR_LOG_WARNING,
 				  "%s did not finish within %u s: killed",
 				  h[i].path, timeout);
 			h[i].status = 0;
@@ -158,14 +158,14 @@ report_hooks(const struct hook *h, size_t n, const char *phase)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (h[i].pid < 0)
-			host->log(TORPOR_LOG_WARNING, NAME,
+			torpor_log(host, NAME, TORPOR_LOG_WARNING,
 				  "could not start %s %s", h[i].path, phase);
 		else if (WIFEXITED(h[i].status) && WEXITSTATUS(h[i].status))
-			host->log(TORPOR_LOG_WARNING, NAME,
+			torpor_log(host, NAME, TORPOR_LOG_WARNING,
 				  "%s %s failed with exit status %d",
 				  h[i].path, phase, WEXITSTATUS(h[i].status));
 		else if (WIFSIGNALED(h[i].status))
-			host->log(TORPOR_LOG_WARNING, NAME,
+			torpor_log(host, NAME, TORPOR_LOG_WARNING,
 				  "%s %s was killed by signal %d", h[i].path,
 				  phase, WTERMSIG(h[i].status));
 	}
@@ -189,7 +189,7 @@ run_hooks(const char *dir, const char *phase, const char *action,
 	if (h) {
 		wait_hooks(h, n, timeout);
 		report_hooks(h, n, phase);
-		host->log(TORPOR_LOG_INFO, NAME, "ran %zu %s hook(s) from %s",
+		torpor_log(host, NAME, TORPOR_LOG_INFO, "ran %zu %s hook(s) from %s",
 			  n, phase, dir);
 	}
 	for (i = 0; i < n; i++)

@@ -101,7 +101,6 @@ static const struct torpor_config_key swap_keys[] = {
 	{ .name = NULL },
 };
 
-#define LOG(level, ...) host->log(level, NAME, __VA_ARGS__)
 
 static void
 reset_write_state(void)
@@ -214,8 +213,9 @@ check_swap_file(int fd, struct stat *st, char *why, size_t size)
 	int r;
 
 	if (fstat(fd, st) < 0) {
-		snprintf(why, size, "cannot be examined: %s", strerror(errno));
-		return -errno;
+		r = -errno;
+		snprintf(why, size, "cannot be examined: %m");
+		return r;
 	}
 	r = bd_check_private(st, reason, sizeof(reason));
 	if (r < 0) {
@@ -235,15 +235,18 @@ locate(const char *s)
 	int fd, r;
 
 	r = bd_resolve(s, path, sizeof(path));
-	if (r < 0) {
-		LOG(TORPOR_LOG_ERR, "cannot find swap area %s: %s", s,
-		    r == -ENODEV ? "no such device" : strerror(-r));
+	if (r == -ENODEV)
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
+			   "cannot find swap area %s: no device has that name (blkid lists the swap areas; name one in [swap] device=)",
+			   s);
+	else if (r < 0)
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r,
+				 "cannot find swap area %s: %m", s);
+	if (r < 0)
 		return r;
-	}
 	if (stat(path, &st) < 0) {
 		r = -errno;
-		LOG(TORPOR_LOG_ERR, "swap area %s (%s) is gone: %s", s, path,
-		    strerror(errno));
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "swap area %s (%s) is gone: %m", s, path);
 		return r;
 	}
 	if (S_ISBLK(st.st_mode)) {
@@ -257,14 +260,14 @@ locate(const char *s)
 		return 0;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		LOG(TORPOR_LOG_ERR, "%s is neither a block device nor a swap file", path);
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "%s is neither a block device nor a swap file", path);
 		return -EINVAL;
 	}
 	snprintf(file_path, sizeof(file_path), "%s", path);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		r = -errno;
-		LOG(TORPOR_LOG_ERR, "cannot open swap file %s: %s", path, strerror(errno));
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "cannot open swap file %s: %m", path);
 		return r;
 	}
 	r = check_swap_file(fd, &st, why, sizeof(why));
@@ -273,18 +276,18 @@ locate(const char *s)
 				why, sizeof(why));
 	close(fd);
 	if (r < 0) {
-		LOG(TORPOR_LOG_ERR, "swap file %s %s", path, why);
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "swap file %s %s", path, why);
 		return r;
 	}
 	r = bd_devnode(st.st_dev, dev_path, sizeof(dev_path));
 	if (r < 0) {
-		LOG(TORPOR_LOG_ERR, "cannot find the block device under %s: %s",
-		    path, strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot find the block device under %s: %m",
+		    path);
 		return r;
 	}
 	dev_rdev = st.st_dev;
 	if (area.n == 0 || area.runs[0].phys % page) {
-		LOG(TORPOR_LOG_ERR, "swap file %s does not start on a page boundary of %s",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "swap file %s does not start on a page boundary of %s",
 		    path, dev_path);
 		return -EINVAL;
 	}
@@ -301,7 +304,7 @@ use_resume_location(void)
 				   &hdr_phys);
 
 	if (r == -ENOTBLK)
-		LOG(TORPOR_LOG_ERR, "resume= names %s, which is not a block device",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "resume= names %s, which is not a block device",
 		    dev_path);
 	if (r == 1)
 		snprintf(spec, sizeof(spec), "%s", dev_path);
@@ -336,11 +339,11 @@ swap_initialise(int starting_cycle)
 		return r < 0 ? r : 0;
 	s = configured_area(picked, sizeof(picked));
 	if (!s) {
-		LOG(TORPOR_LOG_ERR, "no [swap] device= configured and no active swap area (other than zram) to choose");
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "no [swap] device= configured and no active swap area (other than zram) to choose");
 		return -ENODEV;
 	}
 	if (s == picked)
-		LOG(TORPOR_LOG_INFO, "using %s, the active swap area with the most free space",
+		torpor_log(host, NAME, TORPOR_LOG_INFO, "using %s, the active swap area with the most free space",
 		    picked);
 	snprintf(spec, sizeof(spec), "%s", s);
 	r = locate(s);
@@ -396,12 +399,12 @@ open_dev(bool writable)
 	r = bd_reopen(&dev, dev_path, writable ? write_mode() : BD_RDONLY,
 		      why, sizeof(why));
 	if (r == -EBUSY)
-		LOG(TORPOR_LOG_ERR, "refusing swap area %s: %s %s", spec, dev_path, why);
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "refusing swap area %s: %s %s", spec, dev_path, why);
 	else if (r == -ENXIO || r == -ENOENT || r == -ENODEV || r == -ENOMEDIUM)
-		LOG(TORPOR_LOG_ERR, "swap area %s has disappeared: %s cannot be opened or is empty (%s)",
-		    spec, dev_path, strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "swap area %s has disappeared: %s cannot be opened or is empty (%m)",
+		    spec, dev_path);
 	else if (r < 0)
-		LOG(TORPOR_LOG_ERR, "cannot open %s: %s", dev_path, strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot open %s: %m", dev_path);
 	return r;
 }
 
@@ -413,7 +416,7 @@ read_page0(uint8_t **ret)
 	int r;
 
 	if (hdr_phys > dev.size || page > dev.size - hdr_phys) {
-		LOG(TORPOR_LOG_ERR, "the swap header at byte %" PRIu64 " lies outside %s (%" PRIu64 " bytes)",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "the swap header at byte %" PRIu64 " lies outside %s (%" PRIu64 " bytes)",
 		    hdr_phys, dev_path, dev.size);
 		return -ERANGE;
 	}
@@ -422,8 +425,7 @@ read_page0(uint8_t **ret)
 		return -ENOMEM;
 	r = bd_read(&dev, hdr_phys, pg, page);
 	if (r < 0) {
-		LOG(TORPOR_LOG_ERR, "cannot read the swap header of %s: %s", dev_path,
-		    strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot read the swap header of %s: %m", dev_path);
 		free(pg);
 		return r;
 	}
@@ -453,8 +455,7 @@ write_page0(const uint8_t *buf)
 	if (r == 0)
 		r = bd_sync(&dev);
 	if (r < 0) {
-		LOG(TORPOR_LOG_ERR, "cannot write the swap header of %s: %s", dev_path,
-		    strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot write the swap header of %s: %m", dev_path);
 		return r;
 	}
 	drop_file_cache();
@@ -561,7 +562,7 @@ tail_to_restore(const uint8_t *pg, const uint8_t *uuid, uint8_t *tail)
 	if (!uuid || decode_tail(pg, &at) < 0)
 		return;
 	if (torpor_get_le32(pg + 1032) != 0 || !bd_all_zero(tail, USED_LEN)) {
-		LOG(TORPOR_LOG_INFO, "no room for a consumed-image record on %s (bad pages or other data there): the resumed system cannot read the resume figures",
+		torpor_log(host, NAME, TORPOR_LOG_INFO, "no room for a consumed-image record on %s (bad pages or other data there): the resumed system cannot read the resume figures",
 		    spec);
 		return;
 	}
@@ -625,12 +626,12 @@ open_area(struct stat *st)
 
 	if (stat(what, st) < 0) {
 		r = -errno;
-		LOG(TORPOR_LOG_ERR, "swap area %s has disappeared: %s: %s", spec,
-		    what, strerror(errno));
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "swap area %s has disappeared: %s: %m", spec,
+		    what);
 		return r;
 	}
 	if (!kernel_mode && scan_proc_swaps(st, NULL, 0) == 1) {
-		LOG(TORPOR_LOG_ERR, "swap area %s is in use by the kernel: with the simulated snapshot source torpor cannot tell which of its pages are free; run swapoff %s first",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "swap area %s is in use by the kernel: with the simulated snapshot source torpor cannot tell which of its pages are free; run swapoff %s first",
 		    spec, what);
 		return -EBUSY;
 	}
@@ -648,7 +649,7 @@ open_area(struct stat *st)
 		return r;
 	if (area_uuid[0] && (bd_uuid_of(what, uuid, sizeof(uuid)) < 0 ||
 			     strcmp(uuid, area_uuid) != 0)) {
-		LOG(TORPOR_LOG_ERR, "swap area %s has changed since it was chosen (UUID %s is gone)",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "swap area %s has changed since it was chosen (UUID %s is gone)",
 		    spec, area_uuid);
 		return -ENODEV;
 	}
@@ -665,14 +666,14 @@ parse_swap_header(void)
 	if (memcmp(hdr_page + page - 10, TORPOR_SIG, 10) == 0) {
 		/* An image nobody resumed: it must not survive a cycle that
 		 * fails half-way, and its pages are about to be reused. */
-		LOG(TORPOR_LOG_NOTICE, "discarding an older image on %s", spec);
+		torpor_log(host, NAME, TORPOR_LOG_NOTICE, "discarding an older image on %s", spec);
 		original_tail(hdr_page, saved_tail);
 		memcpy(hdr_page + page - TAIL_LEN, saved_tail, TAIL_LEN);
 		r = write_page0(hdr_page);
 		if (r < 0)
 			return r;
 	} else if (memcmp(hdr_page + page - 10, SWAP_SIG, 10) != 0) {
-		LOG(TORPOR_LOG_ERR, "%s is not a swap area (no %s signature); run mkswap on it first",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "%s is not a swap area (no %s signature); run mkswap on it first",
 		    spec, SWAP_SIG);
 		return -EINVAL;
 	}
@@ -685,7 +686,7 @@ parse_swap_header(void)
 	nr_bad = torpor_get_le32(hdr_page + 1032);
 	if (torpor_get_le32(hdr_page + 1024) != 1 ||
 	    (uint64_t)BADPAGES_AT + 4ull * nr_bad > page - TAIL_LEN) {
-		LOG(TORPOR_LOG_ERR, "swap header of %s is not version 1 or its bad-page list reaches torpor's tail",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "swap header of %s is not version 1 or its bad-page list reaches torpor's tail",
 		    spec);
 		return -EINVAL;
 	}
@@ -697,7 +698,7 @@ parse_swap_header(void)
 			bad[i] = torpor_get_le32(hdr_page + BADPAGES_AT + 4 * i);
 	}
 	if ((uint64_t)last_page + 1 > area.total / page) {
-		LOG(TORPOR_LOG_ERR, "swap header of %s says %u pages, the area holds %" PRIu64,
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "swap header of %s says %u pages, the area holds %" PRIu64,
 		    spec, last_page + 1, area.total / page);
 		return -EINVAL;
 	}
@@ -722,11 +723,10 @@ free_space(const struct stat *st, uint64_t *ret)
 		return 0;
 	}
 	if (r < 0) {
-		LOG(TORPOR_LOG_ERR, "the %s refused swap area %s (%s at byte %" PRIu64 ")%s: %s",
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "the %s refused swap area %s (%s at byte %" PRIu64 ")%s: %m",
 		    kernel_mode ? "kernel" : "simulated snapshot source",
 		    spec, dev_path, hdr_phys,
-		    kernel_mode && active == 0 ? "; it is not active: swapon it first" : "",
-		    strerror(-r));
+		    kernel_mode && active == 0 ? "; it is not active: swapon it first" : "");
 		return r;
 	}
 	a = host->swap_avail();
@@ -791,7 +791,7 @@ swap_reserve(uint64_t expected)
 	reset_write_state();
 	bd_image_clear(&img);
 	if (!have_area) {
-		LOG(TORPOR_LOG_ERR, "no swap area to write to (initialise found none)");
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "no swap area to write to (initialise found none)");
 		return -ENODEV;
 	}
 	kernel_mode = host->snapshot_kind() == TORPOR_SNAPSHOT_KERNEL;
@@ -805,11 +805,11 @@ swap_reserve(uint64_t expected)
 	/* The stream, the header (at most TORPOR_IMAGE_MAX_HEADER) and the index. */
 	need = bd_round_up(expected, page) + TORPOR_IMAGE_MAX_HEADER + page;
 	if (need > avail) {
-		LOG(TORPOR_LOG_ERR, "need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
 		    (need + (1 << 20) - 1) >> 20, avail >> 20, spec);
 		return -ENOSPC;
 	}
-	LOG(TORPOR_LOG_INFO, "image of %" PRIu64 " bytes expected: need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
+	torpor_log(host, NAME, TORPOR_LOG_INFO, "image of %" PRIu64 " bytes expected: need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
 	    expected, (need + (1 << 20) - 1) >> 20, avail >> 20, spec);
 	bd_stream_start(&out, page);
 	cursor = 1;
@@ -828,12 +828,12 @@ alloc_pages(uint64_t count, struct bd_map *m)
 			int64_t off = host->swap_alloc_page();
 
 			if (off == 0 || off == -ENOSPC) {
-				LOG(TORPOR_LOG_ERR, "the kernel has no free page left in %s", spec);
+				torpor_log(host, NAME, TORPOR_LOG_ERR, "the kernel has no free page left in %s", spec);
 				return -ENOSPC;
 			}
 			if (off < 0) {
-				LOG(TORPOR_LOG_ERR, "the kernel gave no swap page of %s: %s",
-				    spec, strerror((int)-off));
+				torpor_log_errno(host, NAME, TORPOR_LOG_ERR, (int)off, "the kernel gave no swap page of %s: %m",
+				    spec);
 				return (int)off;
 			}
 			if ((uint64_t)off % page || (uint64_t)off == hdr_phys)
@@ -847,7 +847,7 @@ alloc_pages(uint64_t count, struct bd_map *m)
 		while (cursor <= last_page && is_bad_page(cursor))
 			cursor++;
 		if (cursor > last_page) {
-			LOG(TORPOR_LOG_ERR, "swap area %s is full", spec);
+			torpor_log(host, NAME, TORPOR_LOG_ERR, "swap area %s is full", spec);
 			return -ENOSPC;
 		}
 		/* Contiguous logical pages up to the next bad one. */
@@ -878,8 +878,8 @@ emit_stream(void *ctx, const uint8_t *p, size_t n)
 	for (size_t i = 0; r == 0 && i < runs.n; i++) {
 		r = bd_write(&dev, runs.runs[i].phys, p, runs.runs[i].len);
 		if (r < 0)
-			LOG(TORPOR_LOG_ERR, "write to %s at byte %" PRIu64 " failed: %s",
-			    dev_path, runs.runs[i].phys, strerror(-r));
+			torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "write to %s at byte %" PRIu64 " failed: %m",
+			    dev_path, runs.runs[i].phys);
 		p += runs.runs[i].len;
 		if (r == 0)
 			r = bd_map_add(&stream, runs.runs[i].phys, runs.runs[i].len);
@@ -914,7 +914,7 @@ swap_save_config(uint8_t *buf, size_t size)
 	if (r < 0)
 		return r;
 	if (bd_map_blob_size(stream.n) > TORPOR_IMAGE_MAX_BLOB) {
-		LOG(TORPOR_LOG_ERR, "the image lies in %zu pieces on %s: too fragmented to describe",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "the image lies in %zu pieces on %s: too fragmented to describe",
 		    stream.n, spec);
 		return -E2BIG;
 	}
@@ -935,7 +935,7 @@ swap_commit(const void *header, size_t len)
 		return r;
 	r = alloc_pages(bd_round_up(len, page) / page, &ix.header);
 	if (r == 0 && ix.header.n > BD_INDEX_MAX_RUNS) {
-		LOG(TORPOR_LOG_ERR, "the image header lies in %zu pieces: too many", ix.header.n);
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "the image header lies in %zu pieces: too many", ix.header.n);
 		r = -E2BIG;
 	}
 	if (r == 0)
@@ -959,7 +959,7 @@ swap_commit(const void *header, size_t len)
 	reserved = false;
 out:
 	if (r < 0)
-		LOG(TORPOR_LOG_ERR, "commit to %s failed: %s", spec, strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "commit to %s failed: %m", spec);
 	bd_map_clear(&ix.header);
 	bd_map_clear(&index_at);
 	return r;
@@ -990,10 +990,10 @@ swap_find(void)
 		return r;
 	if (memcmp(pg + page - 10, TORPOR_SIG, 10) != 0) {
 		if (memcmp(pg + page - 10, SWAP_SIG, 10) != 0)
-			LOG(TORPOR_LOG_WARNING, "%s at byte %" PRIu64 " holds neither a swap nor a torpor signature",
+			torpor_log(host, NAME, TORPOR_LOG_WARNING, "%s at byte %" PRIu64 " holds neither a swap nor a torpor signature",
 			    dev_path, hdr_phys);
 		else if (has_record(pg + page - TAIL_LEN))
-			LOG(TORPOR_LOG_NOTICE, "%s holds only the record of an image that was already resumed (consumed): it is never resumed again",
+			torpor_log(host, NAME, TORPOR_LOG_NOTICE, "%s holds only the record of an image that was already resumed (consumed): it is never resumed again",
 			    spec);
 		r = 0;
 		goto out;
@@ -1003,8 +1003,8 @@ swap_find(void)
 	if (r == 0)
 		r = bd_index_read(&dev, at, INDEX_MAGIC, &img.ix);
 	if (r < 0) {
-		LOG(TORPOR_LOG_ERR, "%s carries torpor's signature, but what it points at is corrupt (%s)",
-		    spec, strerror(-r));
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "%s carries torpor's signature, but what it points at is corrupt (%m)",
+		    spec);
 		img.corrupt = true;
 	}
 	r = 1;
@@ -1025,7 +1025,7 @@ swap_read_header(void *buf, size_t size, size_t *ret_len)
 		return r;
 	r = bd_image_read_header(&dev, &img, buf, size, ret_len);
 	if (r == -EBADMSG)
-		LOG(TORPOR_LOG_ERR, "the image header on %s lies outside the device or is unreadable",
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "the image header on %s lies outside the device or is unreadable",
 		    spec);
 	return r;
 }
@@ -1098,7 +1098,7 @@ swap_refused(void)
 	/* The booting system needs its swap back; the image stays
 	 * readable until the pages are reused. */
 	if (restore_swap_signature(NULL) == 0)
-		LOG(TORPOR_LOG_NOTICE, "restored the swap signature of %s", spec);
+		torpor_log(host, NAME, TORPOR_LOG_NOTICE, "restored the swap signature of %s", spec);
 }
 
 static int
@@ -1120,7 +1120,7 @@ swap_resume_args(char *buf, size_t size)
 	if (own) {
 		s = configured_area(picked, sizeof(picked));
 		if (!s) {
-			LOG(TORPOR_LOG_ERR, "no [swap] device= configured and no active swap area to name");
+			torpor_log(host, NAME, TORPOR_LOG_ERR, "no [swap] device= configured and no active swap area to name");
 			return -ENODEV;
 		}
 		snprintf(spec, sizeof(spec), "%s", s);

@@ -21,6 +21,8 @@
 
 #include <torpor/plugin-util.h>
 
+#define NAME "zlib"
+
 #define ZLIB_WINDOW_BITS 15
 #define ZLIB_MEM_LEVEL 8
 #define ZLIB_DEFAULT_LEVEL 1
@@ -63,7 +65,7 @@ zlib_read_level(void)
 		return 0;
 	}
 	if (r < 0) {
-		host->log(TORPOR_LOG_ERR, "zlib",
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "level is not a deflate level (1 to 9)");
 		return r;
 	}
@@ -240,7 +242,7 @@ stored:
 	return r;
 
 fail:
-	host->log(TORPOR_LOG_ERR, "zlib", "chunk %llu: deflate failed (%d)",
+	torpor_log(host, NAME, TORPOR_LOG_ERR, "chunk %llu: deflate failed (%d)",
 		  (unsigned long long)info->sequence, r);
 	return -EIO;
 }
@@ -291,9 +293,8 @@ zlib_decode(void *state, const struct torpor_chunk_info *info,
 	return 0;
 }
 
-/* Stored bytes per 1000 on a realistic page mix: the measured ratios are
- * 31-39 percent, 600 leaves room for less compressible memory when the
- * writer reserves space. */
+/* Stored bytes per 1000, on the generous side: the writer reserves space
+ * from it (doc/writers.md, "Capacity", says what was measured). */
 static uint32_t
 zlib_expected_ratio(void)
 {
@@ -301,7 +302,7 @@ zlib_expected_ratio(void)
 }
 
 static const struct torpor_plugin zlib_plugin = {
-	.name = "zlib",
+	.name = NAME,
 	.description = "deflate compression (zlib): smaller, slower; [zlib] level=",
 	.type = TORPOR_PLUGIN_FILTER,
 	.config_keys = zlib_config_keys,

@@ -751,6 +751,12 @@ apply_bench_option(struct bench *b, int c, const char *arg)
 		b->device = arg;
 		return 0;
 	case OPT_PLUGIN_DIR:
+		/* The loader takes plugins from absolute paths only. */
+		if (arg[0] != '/') {
+			log_error("bench: --plugin-dir %s: not an absolute path: plugins are loaded only from one (--plugin-dir \"$(realpath %s)\")",
+				  arg, arg);
+			return -EINVAL;
+		}
 		b->plugin_dir = arg;
 		return 0;
 	case 'h':
@@ -794,7 +800,8 @@ parse_bench_args(struct bench *b, int argc, char **argv)
 	return 0;
 }
 
-/* The default chains whose plugins are all built. */
+/* The default chains whose plugins are all built; for the others, the
+ * file that is missing and where it was looked for. */
 static void
 default_chain_set(struct bench *b)
 {
@@ -803,19 +810,20 @@ default_chain_set(struct bench *b)
 	char so[4200];
 
 	for (i = 0; i < sizeof(default_chains) / sizeof(default_chains[0]); i++) {
-		bool have = true;
+		const char *missing = NULL;
 
-		for (j = 0; j < sizeof(plugins) / sizeof(plugins[0]); j++) {
+		for (j = 0; j < sizeof(plugins) / sizeof(plugins[0]) && !missing; j++) {
 			snprintf(so, sizeof(so), "%s/%s.so", b->plugin_dir, plugins[j]);
 			if (chain_has(default_chains[i], plugins[j]) &&
 			    access(so, R_OK) < 0)
-				have = false;
+				missing = plugins[j];
 		}
-		if (have)
+		if (!missing)
 			b->chains[b->n_chains++] = default_chains[i];
 		else
-			log_notice("bench: skipping '%s': a plugin is not built",
-				   default_chains[i]);
+			log_notice("bench: skipping chain '%s': plugin '%s' is not built: no %s.so in %s (build it, or name the directory that has it with --plugin-dir)",
+				   default_chains[i], missing, missing,
+				   b->plugin_dir);
 	}
 }
 

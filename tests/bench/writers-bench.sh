@@ -9,8 +9,6 @@
 set -eu
 build=$(cd "${1:?usage: $0 BUILD_DIR [MIB]}" && pwd)
 export TORPOR_BUILD_PLUGINDIR="$build/plugins"
-export TORPOR_WRITERS_BENCH=1
 export TORPOR_WRITERS_BENCH_MIB="${2:-256}"
 export TORPOR_WRITERS_BENCH_ROUNDS="${3:-5}"
-export CK_RUN_CASE=bench
-exec "$build/tests/unit/test-writers"
+exec "$build/tests/unit/test-writers" bench

@@ -1,15 +1,33 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Runs the one Check suite this test executable was built with. */
+/*
+ * Runs one Check suite of the test executable it is built into: with no
+ * argument SUITE_FN (the tests anyone can run), with "root" ROOT_SUITE_FN
+ * (the tests that need root), with "bench" BENCH_SUITE_FN (measurements,
+ * meson's bench suite).  meson defines the ones a test file has.
+ *
+ * A group that cannot run here exits 77, which meson reports as SKIP: a
+ * test that did not run must not be counted as one that passed.
+ */
 #include <check.h>
+#include <stdarg.h>
 #include <stdio.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "unit.h"
 
+#ifdef SUITE_FN
 Suite *SUITE_FN(void);
+#endif
+#ifdef ROOT_SUITE_FN
+Suite *ROOT_SUITE_FN(void);
+#endif
+#ifdef BENCH_SUITE_FN
+Suite *BENCH_SUITE_FN(void);
+#endif
+
+#define EXIT_SKIP 77
 
 unsigned long long
 unit_bytes_read(void)
@@ -25,64 +43,70 @@ unit_bytes_read(void)
 	return v;
 }
 
-/* Is program name on $PATH (or in /sbin, /usr/sbin)? */
-static bool
-have_program(const char *name)
+void
+unit_skip(const char *fmt, ...)
 {
-	const char *path = getenv("PATH");
-	char dirs[4096], file[4096], *save = NULL, *d;
+	va_list ap;
 
-	snprintf(dirs, sizeof(dirs), "%s:/sbin:/usr/sbin", path ? path : "/bin:/usr/bin");
-	for (d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		snprintf(file, sizeof(file), "%s/%s", d, name);
-		if (access(file, X_OK) == 0)
-			return true;
-	}
-	return false;
+	printf("SKIP: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	exit(EXIT_SKIP);
 }
 
-/*
- * What meson says these tests need (TORPOR_UNIT_NEEDS_ROOT=1,
- * TORPOR_UNIT_NEEDS_TOOLS="prog ..."): without it, say why and exit 77,
- * which meson counts as skipped rather than passed.
- */
-static bool
-needs_unmet(void)
+Suite *
+unit_one_test_suite(const char *name, SFun setup, SFun teardown,
+		    const TTest *test)
 {
-	const char *tools = getenv("TORPOR_UNIT_NEEDS_TOOLS");
-	char list[1024], *save = NULL, *t;
+	Suite *s = suite_create(name);
+	TCase *tc = tcase_create(name);
 
-	if (getenv("TORPOR_UNIT_NEEDS_ROOT") && geteuid() != 0) {
-		printf("SKIP: these tests need root (loop devices, mount, swapon)\n");
-		return true;
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+static Suite *
+suite_of(const char *group)
+{
+	if (!group) {
+#ifdef SUITE_FN
+		return SUITE_FN();
+#endif
+	} else if (strcmp(group, "root") == 0) {
+#ifdef ROOT_SUITE_FN
+		if (geteuid() != 0)
+			unit_skip("these tests need root (loop devices, mounts, "
+				  "files of another user)");
+		return ROOT_SUITE_FN();
+#endif
+	} else if (strcmp(group, "bench") == 0) {
+#ifdef BENCH_SUITE_FN
+		return BENCH_SUITE_FN();
+#endif
 	}
-	snprintf(list, sizeof(list), "%s", tools ? tools : "");
-	for (t = strtok_r(list, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-		if (!have_program(t)) {
-			printf("SKIP: these tests need %s, which is not installed\n", t);
-			return true;
-		}
-	}
-	return false;
+	return NULL;
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+	const char *group = argc > 1 ? argv[1] : NULL;
+	Suite *s = suite_of(group);
 	SRunner *sr;
-	int failed, run;
+	int failed;
 
-	if (needs_unmet())
-		return 77;
-	sr = srunner_create(SUITE_FN());
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	run = srunner_ntests_run(sr);
-	srunner_free(sr);
-	/* A selection (CK_INCLUDE_TAGS) that ran nothing proves nothing. */
-	if (run == 0) {
-		printf("FAIL: no test ran\n");
+	if (!s) {
+		fprintf(stderr, "%s: no test group '%s' in this executable\n",
+			argv[0], group ? group : "(default)");
 		return EXIT_FAILURE;
 	}
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

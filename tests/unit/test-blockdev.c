@@ -8,10 +8,9 @@
  * mounted) and whether a file is private.
  *
  * FIEMAP runs on a file in the build directory; a filesystem without
- * FIEMAP prints a SKIP line.  The loop device tests (case "devices",
- * tagged root: meson test blockdev-devices) need root, losetup and
- * mkfs.ext4, and are reported skipped without them; each makes and
- * removes its own loop device.
+ * FIEMAP prints a SKIP line.  The loop device tests are the root group
+ * (meson test blockdev-root), which says SKIP without root, losetup or
+ * mkfs.ext4; each makes and removes its own loop device.
  */
 #include <check.h>
 #include <errno.h>
@@ -27,6 +26,7 @@
 #include <unistd.h>
 
 #include "blockdev.h"
+#include "unit.h"
 
 #define MiB (1u << 20)
 
@@ -494,7 +494,7 @@ static char loop[64];
 static char backing[4096];
 
 /* A 16 MiB loop device over a file in the build directory, or "" when
- * this is not root or has no losetup. */
+ * losetup failed (each test then fails, saying so). */
 static void
 loop_setup(void)
 {
@@ -503,8 +503,6 @@ loop_setup(void)
 	FILE *p;
 
 	loop[0] = '\0';
-	if (geteuid() != 0 || system("command -v losetup >/dev/null 2>&1"))
-		return;
 	snprintf(backing, sizeof(backing), "%s/test-blockdev.%ld.img",
 		 dir ? dir : ".", (long)getpid());
 	snprintf(cmd, sizeof(cmd), "truncate -s 16M %s && losetup -f --show %s",
@@ -538,11 +536,8 @@ loop_teardown(void)
 		unlink(backing);
 }
 
-/* The "devices" case runs only as root with losetup (main.c, from meson's
- * TORPOR_UNIT_NEEDS_*, reports it skipped otherwise): no loop device here
- * is a failure. */
-#define REQUIRE_LOOP()							\
-	ck_assert_msg(loop[0], "%s: no loop device (root and losetup)", __func__)
+#define REQUIRE_LOOP() \
+	ck_assert_msg(loop[0], "no loop device over %s: losetup failed", backing)
 
 START_TEST(resolve_path_and_number)
 {
@@ -740,13 +735,13 @@ START_TEST(ext_super_of_tmpfs)
 END_TEST
 
 Suite *blockdev_suite(void);
+Suite *blockdev_root_suite(void);
 
 Suite *
 blockdev_suite(void)
 {
 	Suite *s = suite_create("blockdev");
 	TCase *tc = tcase_create("formats");
-	TCase *dev = tcase_create("devices");
 
 	tcase_add_test(tc, map_add_merges);
 	tcase_add_test(tc, map_slice_and_inside);
@@ -765,8 +760,17 @@ blockdev_suite(void)
 	tcase_add_test(tc, ext_super_read_files);
 	tcase_add_test(tc, ext_super_of_tmpfs);
 	suite_add_tcase(s, tc);
-	/* Root only: its own meson test, blockdev-devices. */
-	tcase_set_tags(dev, "root");
+	return s;
+}
+
+Suite *
+blockdev_root_suite(void)
+{
+	Suite *s = suite_create("blockdev-root");
+	TCase *dev = tcase_create("devices");
+
+	if (system("command -v losetup mkswap swapon mkfs.ext4 >/dev/null 2>&1") != 0)
+		unit_skip("the loop device tests need losetup, mkswap, swapon and mkfs.ext4");
 	tcase_add_unchecked_fixture(dev, loop_setup, loop_teardown);
 	tcase_set_timeout(dev, 60);
 	tcase_add_test(dev, resolve_path_and_number);

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "config.h"
 #include "registry.h"
 #include "snapshot.h"
@@ -25,7 +26,6 @@
 
 static char tmpdir[256];
 static char captured[16384];
-static int saved_stderr = -1;
 
 /* Stands for "not written": config_load() must leave *ret alone on error. */
 static struct torpor_config sentinel_config;
@@ -123,53 +123,6 @@ write_file(const char *name, const char *text, char *path, size_t size)
 	ck_assert_int_eq(fclose(f), 0);
 }
 
-/* Everything written to fd 2 between these two goes into captured. */
-static void
-capture_start(void)
-{
-	char path[300];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
-	fflush(stderr);
-	saved_stderr = dup(STDERR_FILENO);
-	ck_assert_int_ge(saved_stderr, 0);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(dup2(fd, STDERR_FILENO), STDERR_FILENO);
-	close(fd);
-}
-
-static void
-capture_end(void)
-{
-	char path[300];
-	ssize_t n;
-	int fd;
-
-	fflush(stderr);
-	ck_assert_int_eq(dup2(saved_stderr, STDERR_FILENO), STDERR_FILENO);
-	close(saved_stderr);
-	saved_stderr = -1;
-	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	ck_assert_int_ge(fd, 0);
-	n = read(fd, captured, sizeof(captured) - 1);
-	ck_assert_int_ge(n, 0);
-	captured[n] = '\0';
-	close(fd);
-}
-
-static unsigned
-count_lines(const char *s)
-{
-	unsigned n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
 /* The message in captured names "PATH:LINE: " and contains needle. */
 static void
 assert_message(const char *path, unsigned line, const char *needle)
@@ -197,11 +150,11 @@ expect_load_error(const char *text, unsigned line, const char *needle)
 	write_file("torpor.conf", text, path, sizeof(path));
 	capture_start();
 	r = config_load(path, false, &c);
-	capture_end();
+	capture_end(captured, sizeof(captured));
 	ck_assert_int_eq(r, -EINVAL);
 	ck_assert_ptr_eq(c, SENTINEL);
 	assert_message(path, line, needle);
-	ck_assert_uint_eq(count_lines(captured), 1);
+	ck_assert_uint_eq(capture_lines(captured), 1);
 }
 
 static struct torpor_config *
@@ -213,7 +166,7 @@ load_text(const char *text, char *path, size_t size)
 	write_file("torpor.conf", text, path, size);
 	capture_start();
 	r = config_load(path, false, &c);
-	capture_end();
+	capture_end(captured, sizeof(captured));
 	ck_assert_msg(r == 0, "config_load: %d: %s", r, captured);
 	ck_assert_str_eq(captured, "");
 	ck_assert_ptr_nonnull(c);
@@ -234,10 +187,10 @@ expect_plugin_error(const char *text, unsigned line, const char *needle)
 	c = load_text(text, path, sizeof(path));
 	capture_start();
 	r = config_check_plugins(c, &fake_registry);
-	capture_end();
+	capture_end(captured, sizeof(captured));
 	ck_assert_int_eq(r, -EINVAL);
 	assert_message(path, line, needle);
-	ck_assert_uint_eq(count_lines(captured), 1);
+	ck_assert_uint_eq(capture_lines(captured), 1);
 	config_free(c);
 }
 
@@ -294,7 +247,7 @@ START_TEST(test_good_file)
 
 	capture_start();
 	ck_assert_int_eq(config_check_plugins(c, &fake_registry), 0);
-	capture_end();
+	capture_end(captured, sizeof(captured));
 	ck_assert_str_eq(captured, "");
 	config_free(c);
 }
@@ -451,7 +404,7 @@ START_TEST(test_nul_byte)
 	ck_assert_int_eq(fclose(f), 0);
 	capture_start();
 	r = config_load(path, false, &c);
-	capture_end();
+	capture_end(captured, sizeof(captured));
 	ck_assert_int_eq(r, -EINVAL);
 	ck_assert_ptr_eq(c, SENTINEL);
 	assert_message(path, 3, "NUL");
@@ -466,7 +419,7 @@ START_TEST(test_missing_file_ok)
 	snprintf(path, sizeof(path), "%s/absent.conf", tmpdir);
 	capture_start();
 	ck_assert_int_eq(config_load(path, true, &c), 0);
-	capture_end();
+	capture_end(captured, sizeof(captured));
 	ck_assert_str_eq(captured, "");
 	ck_assert_ptr_ne(c, SENTINEL);
 	/* No file was read: path stays NULL, everything is a default. */
@@ -486,10 +439,10 @@ START_TEST(test_missing_file_not_ok)
 	snprintf(path, sizeof(path), "%s/absent.conf", tmpdir);
 	capture_start();
 	ck_assert_int_eq(config_load(path, false, &c), -ENOENT);
-	capture_end();
+	capture_end(captured, sizeof(captured));
 	ck_assert_ptr_eq(c, SENTINEL);
 	ck_assert_msg(strstr(captured, path) != NULL, "%s", captured);
-	ck_assert_uint_eq(count_lines(captured), 1);
+	ck_assert_uint_eq(capture_lines(captured), 1);
 }
 END_TEST
 
@@ -500,7 +453,7 @@ START_TEST(test_unreadable_is_not_missing)
 	/* missing_ok covers a missing file only, not one that is not a file. */
 	capture_start();
 	ck_assert_int_lt(config_load(tmpdir, true, &c), 0);
-	capture_end();
+	capture_end(captured, sizeof(captured));
 	ck_assert_ptr_eq(c, SENTINEL);
 	ck_assert_msg(strstr(captured, tmpdir) != NULL, "%s", captured);
 }
@@ -562,14 +515,14 @@ expect_bounded_refusal(const char *path, int want, unsigned line,
 	before = unit_bytes_read();
 	r = config_load(path, true, &c);
 	after = unit_bytes_read();
-	capture_end();
+	capture_end(captured, sizeof(captured));
 	ck_assert_int_eq(r, want);
 	ck_assert_ptr_eq(c, SENTINEL);
 	if (line)
 		assert_message(path, line, needle);
 	ck_assert_msg(strstr(captured, path) && strstr(captured, needle),
 		      "'%s' does not name %s and '%s'", captured, path, needle);
-	ck_assert_uint_eq(count_lines(captured), 1);
+	ck_assert_uint_eq(capture_lines(captured), 1);
 	ck_assert_msg(after - before <= max_read,
 		      "%llu bytes were read for a refusal", after - before);
 }
@@ -859,7 +812,7 @@ START_TEST(test_unknown_section_without_registry)
 	c = load_text("[fake]\nlevel = 3\n", path, sizeof(path));
 	capture_start();
 	ck_assert_int_eq(config_check_plugins(c, NULL), -EINVAL);
-	capture_end();
+	capture_end(captured, sizeof(captured));
 	assert_message(path, 2, "[fake] key 'level'");
 	config_free(c);
 }
@@ -881,7 +834,7 @@ START_TEST(test_empty_unknown_section)
 	c = load_text("[torpor]\n[ghost]\n", path, sizeof(path));
 	capture_start();
 	ck_assert_int_eq(config_check_plugins(c, NULL), -EINVAL);
-	capture_end();
+	capture_end(captured, sizeof(captured));
 	assert_message(path, 2, "[ghost]");
 	config_free(c);
 	/* An empty section of a loaded plugin, and an empty [torpor], are
@@ -889,7 +842,7 @@ START_TEST(test_empty_unknown_section)
 	c = load_text("[torpor]\n[fake]\n[other]\n", path, sizeof(path));
 	capture_start();
 	ck_assert_int_eq(config_check_plugins(c, &fake_registry), 0);
-	capture_end();
+	capture_end(captured, sizeof(captured));
 	ck_assert_str_eq(captured, "");
 	ck_assert_uint_eq(c->n_sections, 3);
 	ck_assert_str_eq(c->sections[1].name, "fake");
@@ -909,15 +862,15 @@ START_TEST(test_check_section_alone)
 		      "mode = slow\nnope = 1\n", path, sizeof(path));
 	capture_start();
 	ck_assert_int_eq(config_check_section(c, &fake_entry.ops), -EINVAL);
-	capture_end();
+	capture_end(captured, sizeof(captured));
 	assert_message(path, 4, "[fake] key 'level'");
 	assert_message(path, 6, "[fake] key 'nope'");
-	ck_assert_uint_eq(count_lines(captured), 2);
+	ck_assert_uint_eq(capture_lines(captured), 2);
 	ck_assert_ptr_null(strstr(captured, "ghost"));
 	capture_start();
 	ck_assert_int_eq(config_check_section(c, &other_entry.ops), 0);
 	ck_assert_int_eq(config_check_section(NULL, &fake_entry.ops), 0);
-	capture_end();
+	capture_end(captured, sizeof(captured));
 	ck_assert_str_eq(captured, "");
 	config_free(c);
 }
@@ -982,8 +935,8 @@ START_TEST(test_plugin_errors_all_reported)
 		      path, sizeof(path));
 	capture_start();
 	ck_assert_int_eq(config_check_plugins(c, &fake_registry), -EINVAL);
-	capture_end();
-	ck_assert_uint_eq(count_lines(captured), 2);
+	capture_end(captured, sizeof(captured));
+	ck_assert_uint_eq(capture_lines(captured), 2);
 	assert_message(path, 2, "[fake] key 'level'");
 	assert_message(path, 4, "[fake] key 'verbose'");
 	config_free(c);
@@ -1291,7 +1244,7 @@ START_TEST(test_dump_reads_back)
 			 "UUID=1234-abcd");
 	capture_start();
 	ck_assert_int_eq(config_check_plugins(again, &fake_registry), 0);
-	capture_end();
+	capture_end(captured, sizeof(captured));
 	ck_assert_str_eq(captured, "");
 	config_free(again);
 }
@@ -1426,7 +1379,7 @@ START_TEST(test_snapshot_agrees_with_source)
 		c = NULL;
 		capture_start();
 		r = config_load(path, false, &c);
-		capture_end();
+		capture_end(captured, sizeof(captured));
 		ck_assert_msg((r == 0) == source_ok,
 			      "'%s': config %d, source %s", specs[i], r,
 			      source_ok ? "accepts" : "refuses");

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "log.h"
 #include "registry.h"
 
@@ -151,36 +152,6 @@ setup(void)
 {
 	registry_init(&reg);
 	trace[0] = '\0';
-}
-
-/* stderr into a temporary file, to check what was logged. */
-static int saved_stderr = -1;
-static FILE *captured;
-
-static void
-capture_start(void)
-{
-	fflush(stderr);
-	captured = tmpfile();
-	ck_assert_ptr_nonnull(captured);
-	saved_stderr = dup(STDERR_FILENO);
-	ck_assert_int_ge(saved_stderr, 0);
-	ck_assert_int_ge(dup2(fileno(captured), STDERR_FILENO), 0);
-}
-
-static void
-capture_end(char *buf, size_t size)
-{
-	size_t n;
-
-	fflush(stderr);
-	dup2(saved_stderr, STDERR_FILENO);
-	close(saved_stderr);
-	rewind(captured);
-	n = fread(buf, 1, size - 1, captured);
-	buf[n] = '\0';
-	fclose(captured);
-	fputs(buf, stderr);
 }
 
 /* "a,b,c" from walking a list forwards, and the same backwards. */

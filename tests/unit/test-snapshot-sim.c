@@ -14,6 +14,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "config.h"
 #include "log.h"
 #include "snapshot-internal.h"
@@ -21,43 +22,8 @@
 
 #define PAGE SIM_PAGE_SIZE
 
-/* ---- stderr capture, to check what a failure says ---- */
-
-static FILE *capture_file;
-static int capture_saved = -1;
-
-static void
-capture_start(void)
-{
-	fflush(stderr);
-	capture_file = tmpfile();
-	ck_assert_ptr_nonnull(capture_file);
-	capture_saved = dup(STDERR_FILENO);
-	ck_assert_int_ge(capture_saved, 0);
-	ck_assert_int_ge(dup2(fileno(capture_file), STDERR_FILENO), 0);
-}
-
-/* Stop capturing; returns what was written (free it). */
-static char *
-capture_end(void)
-{
-	char *text;
-	long len;
-
-	fflush(stderr);
-	dup2(capture_saved, STDERR_FILENO);
-	close(capture_saved);
-	capture_saved = -1;
-	fseek(capture_file, 0, SEEK_END);
-	len = ftell(capture_file);
-	rewind(capture_file);
-	text = calloc(1, (size_t)len + 1);
-	ck_assert_ptr_nonnull(text);
-	ck_assert_int_eq(fread(text, 1, (size_t)len, capture_file), (size_t)len);
-	fclose(capture_file);
-	capture_file = NULL;
-	return text;
-}
+/* What a failure logged (capture.h). */
+static char logged[16384];
 
 /* ---- helpers ---- */
 
@@ -166,11 +132,10 @@ START_TEST(test_specs_bad)
 		capture_start();
 		ck_assert_msg(snapshot_open(bad[i], SNAPSHOT_MODE_HIBERNATE, &s) == -EINVAL,
 			      "spec '%s' accepted", bad[i]);
-		err = capture_end();
+		err = capture_end(logged, sizeof(logged));
 		/* "simx" is not a sim spec at all: no such source */
 		ck_assert_msg(strstr(err, bad[i]) != NULL,
 			      "message for '%s' does not name it: %s", bad[i], err);
-		free(err);
 	}
 	/* ret untouched on failure */
 	ck_assert_ptr_eq(s, (struct snapshot *)&s);
@@ -178,7 +143,7 @@ START_TEST(test_specs_bad)
 	ck_assert_int_eq(snapshot_open("relative/dev", SNAPSHOT_MODE_HIBERNATE, &s), -EINVAL);
 	ck_assert_int_eq(snapshot_open("", SNAPSHOT_MODE_HIBERNATE, &s), -EINVAL);
 	ck_assert_int_eq(snapshot_open(NULL, SNAPSHOT_MODE_HIBERNATE, &s), -EINVAL);
-	free(capture_end());
+	capture_end(logged, sizeof(logged));
 	snapshot_close(NULL);
 }
 END_TEST
@@ -569,7 +534,7 @@ START_TEST(test_flipped_byte)
 		/* nothing is taken after a refusal */
 		ck_assert_int_eq(s->ops->write_page(s, img + (bad + 1) * PAGE), -EPERM);
 		ck_assert_int_eq(s->ops->atomic_restore(s), -EPERM);
-		err = capture_end();
+		err = capture_end(logged, sizeof(logged));
 		img[bad * PAGE + off] ^= 0x40;
 
 		snprintf(want, sizeof(want), "page %u differs from the simulated image",
@@ -581,7 +546,6 @@ START_TEST(test_flipped_byte)
 		ck_assert_uint_eq(at, bad);
 		ck_assert_uint_eq(s->pages_written, bad);
 		ck_assert_uint_eq(s->pages_verified, bad);
-		free(err);
 		snapshot_close(s);
 	}
 	free(img);
@@ -599,9 +563,8 @@ START_TEST(test_incomplete)
 	ck_assert_int_eq(hand_back(s, img, 500), PAGE);
 	capture_start();
 	ck_assert_int_eq(s->ops->atomic_restore(s), -EPERM);
-	err = capture_end();
+	err = capture_end(logged, sizeof(logged));
 	ck_assert_msg(strstr(err, "524 of 1024 pages missing"), "%s", err);
-	free(err);
 	ck_assert_uint_eq(s->pages_verified, 500);
 	ck_assert(!s->restored);
 	snapshot_close(s);
@@ -611,7 +574,7 @@ START_TEST(test_incomplete)
 	ck_assert_int_eq(s->ops->freeze(s), 0);
 	capture_start();
 	ck_assert_int_eq(s->ops->atomic_restore(s), -EPERM);
-	free(capture_end());
+	capture_end(logged, sizeof(logged));
 	snapshot_close(s);
 
 	/* complete, but tasks not frozen: the kernel refuses that too */
@@ -619,9 +582,8 @@ START_TEST(test_incomplete)
 	ck_assert_int_eq(hand_back(s, img, n), PAGE);
 	capture_start();
 	ck_assert_int_eq(s->ops->atomic_restore(s), -EPERM);
-	err = capture_end();
+	err = capture_end(logged, sizeof(logged));
 	ck_assert_msg(strstr(err, "not frozen"), "%s", err);
-	free(err);
 	snapshot_close(s);
 	free(img);
 }
@@ -640,10 +602,9 @@ START_TEST(test_header_mismatch)
 
 		capture_start();
 		ck_assert_int_eq(s->ops->write_page(s, img), -EPERM);
-		err = capture_end();
+		err = capture_end(logged, sizeof(logged));
 		ck_assert_msg(strstr(err, "Image mismatch"), "%s: %s", others[i], err);
 		ck_assert_uint_eq(s->pages_written, 0);
-		free(err);
 		snapshot_close(s);
 	}
 
@@ -657,10 +618,9 @@ START_TEST(test_header_mismatch)
 		unsetenv("TORPOR_SIM_KERNEL_RELEASE");
 		capture_start();
 		ck_assert_int_eq(s->ops->write_page(s, img), -EPERM);
-		err = capture_end();
+		err = capture_end(logged, sizeof(logged));
 		ck_assert_msg(strstr(err, "kernel release") && strstr(err, "1.2.3-other"),
 			      "%s", err);
-		free(err);
 		snapshot_close(s);
 	}
 	free(img);
@@ -680,9 +640,8 @@ START_TEST(test_foreign_first_page)
 	capture_start();
 	ck_assert_int_eq(s->ops->write_page(s, page), -EPERM);
 	ck_assert_int_eq(s->ops->atomic_restore(s), -EPERM);
-	err = capture_end();
+	err = capture_end(logged, sizeof(logged));
 	ck_assert_msg(strstr(err, "not the header of a simulated image"), "%s", err);
-	free(err);
 	ck_assert_uint_eq(s->pages_written, 0);
 	snapshot_close(s);
 
@@ -692,7 +651,7 @@ START_TEST(test_foreign_first_page)
 	s = open_ok("sim", SNAPSHOT_MODE_RESUME);
 	capture_start();
 	ck_assert_int_eq(s->ops->write_page(s, page), -EPERM);
-	free(capture_end());
+	capture_end(logged, sizeof(logged));
 	ck_assert_uint_eq(s->pages_written, 0);
 	snapshot_close(s);
 }
@@ -852,12 +811,11 @@ START_TEST(test_kernel_no_device)
 				       SNAPSHOT_MODE_HIBERNATE, &s), -ENOENT);
 	ck_assert_int_eq(snapshot_open("/nonexistent/torpor/snapshot",
 				       SNAPSHOT_MODE_RESUME, &s), -ENOENT);
-	err = capture_end();
+	err = capture_end(logged, sizeof(logged));
 	ck_assert_ptr_null(s);
 	ck_assert_msg(strstr(err, "/nonexistent/torpor/snapshot") &&
 		      strstr(err, "no snapshot device") &&
 		      strstr(err, "CONFIG_HIBERNATION_SNAPSHOT_DEV"), "%s", err);
-	free(err);
 }
 END_TEST
 

@@ -6,9 +6,9 @@
  * and the refusals: a device that is mounted, held or an active swap
  * area, an image file or swap file that is not root's and private.
  *
- * Needs root (losetup, mount, swapon): meson's TORPOR_UNIT_NEEDS_* make
- * main.c report the whole executable skipped (exit 77) without them.  The
- * benchmark (tag bench) is meson test writers-bench, suite bench.
+ * Needs root (losetup, mount, swapon): these are the root group of tests
+ * (meson test writers-root), which says SKIP when it cannot run.  The
+ * throughput of the writers is the bench group (tests/bench).
  *
  * Loop devices, mounts and swap areas are recorded in a cleanup list as
  * they are made; each test is its own TCase whose unchecked teardown runs
@@ -34,6 +34,8 @@
 #include <torpor/plugin.h>
 
 #include "blockdev.h"
+#include "fake-host.h"
+#include "unit.h"
 
 #define MiB (1u << 20)
 
@@ -184,9 +186,7 @@ host_resume_location(char *dev, size_t size, uint64_t *ret_offset)
 	return 1;
 }
 
-static const struct torpor_host test_host = {
-	.struct_size = sizeof(struct torpor_host),
-	.abi_version = TORPOR_PLUGIN_ABI_VERSION,
+static const struct torpor_host test_methods = {
 	.log = host_log,
 	.config_get = host_config_get,
 	.secure_alloc = host_secure_alloc,
@@ -200,11 +200,13 @@ static const struct torpor_host test_host = {
 	.resume_location = host_resume_location,
 };
 
+/* The methods above; every other one aborts (fake-host.h). */
+static struct torpor_host test_host;
+
 /* ---- shell, cleanup list ------------------------------------------------ */
 
 static char cleanup_list[300];
 static char work[256];
-static bool skip_all;
 
 __attribute__((format(printf, 1, 2)))
 static int
@@ -284,8 +286,6 @@ forget_cleanup(void)
 static void
 unchecked_setup(void)
 {
-	skip_all = geteuid() != 0 ||
-		   sh("command -v losetup mkswap swapon mkfs.ext4 e2fsck blkid >/dev/null 2>&1") != 0;
 	snprintf(work, sizeof(work), "/tmp/torpor-writers.%ld", (long)getpid());
 	snprintf(cleanup_list, sizeof(cleanup_list), "%s.cleanup", work);
 	unlink(cleanup_list);
@@ -300,9 +300,7 @@ unchecked_setup(void)
 	/* Image files, swap files and the raw writer's files must be
 	 * private (mode 0600): make what the shell creates so. */
 	umask(077);
-	if (!skip_all) {
-		sh("rm -rf %s; mkdir -p %s", work, work);
-	}
+	sh("rm -rf %s; mkdir -p %s", work, work);
 }
 
 /* Undo everything, newest first. */
@@ -325,12 +323,6 @@ unchecked_teardown(void)
 	unlink(cleanup_list);
 	sh("rm -rf %s", work);
 }
-
-/* The writer tests run only as root with the tools (main.c, from meson's
- * TORPOR_UNIT_NEEDS_*, reports them skipped otherwise): here without them
- * is a failure, never a pass. */
-#define REQUIRE_ROOT()							\
-	ck_assert_msg(!skip_all, "%s: not root, or losetup/mkswap/mkfs.ext4 missing", __func__)
 
 /* A sparse backing file of size MiB on a new loop device. */
 static void
@@ -387,7 +379,7 @@ plugin_open(const char *name)
 	ck_assert_int_eq(plug->type, TORPOR_PLUGIN_WRITER);
 	W = plug;
 	ck_assert_ptr_nonnull(W->reserve);
-	ck_assert_int_eq(plug->load(&test_host), 0);
+	ck_assert_int_eq(plug->load(fake_host_init(&test_host, &test_methods)), 0);
 }
 
 static void
@@ -638,14 +630,12 @@ swap_cycle(bool via_resume_words)
 
 START_TEST(swap_partition_roundtrip)
 {
-	REQUIRE_ROOT();
 	swap_cycle(false);
 }
 END_TEST
 
 START_TEST(swap_partition_by_resume_uuid)
 {
-	REQUIRE_ROOT();
 	swap_cycle(true);
 }
 END_TEST
@@ -656,7 +646,6 @@ START_TEST(swap_by_label_and_refused)
 	uint8_t before[4096], after[4096];
 	struct image im = { 0 };
 
-	REQUIRE_ROOT();
 	make_loop("swap", 32, loop, sizeof(loop));
 	ck_assert_int_eq(sh("mkswap -L torporlabel2 %s >/dev/null", loop), 0);
 	read_page0(loop, 0, before);
@@ -685,7 +674,6 @@ START_TEST(swap_active_refused_with_sim)
 {
 	char loop[64];
 
-	REQUIRE_ROOT();
 	make_loop("swap", 32, loop, sizeof(loop));
 	ck_assert_int_eq(sh("mkswap %s >/dev/null", loop), 0);
 	ck_assert_int_eq(sh("swapon %s", loop), 0);
@@ -706,7 +694,6 @@ START_TEST(swap_kernel_allocation)
 	struct image im = { 0 };
 	struct stat st;
 
-	REQUIRE_ROOT();
 	make_loop("swap", 64, loop, sizeof(loop));
 	ck_assert_int_eq(sh("mkswap %s >/dev/null", loop), 0);
 	ck_assert_int_eq(stat(loop, &st), 0);
@@ -740,7 +727,6 @@ START_TEST(swap_not_enough_space)
 	char loop[64];
 	uint8_t before[4096], after[4096];
 
-	REQUIRE_ROOT();
 	make_loop("swap", 16, loop, sizeof(loop));
 	ck_assert_int_eq(sh("mkswap %s >/dev/null", loop), 0);
 	read_page0(loop, 0, before);
@@ -766,7 +752,6 @@ START_TEST(swap_area_disappears)
 	char loop[64];
 	int r;
 
-	REQUIRE_ROOT();
 	make_loop("swap", 16, loop, sizeof(loop));
 	ck_assert_int_eq(sh("mkswap %s >/dev/null", loop), 0);
 	cfg_set("swap", "device", loop);
@@ -791,7 +776,6 @@ START_TEST(swap_file_roundtrip)
 	char phys[64], type[64], uuid[64];
 	struct image im = { 0 };
 
-	REQUIRE_ROOT();
 	make_ext4("fs", 128, loop, sizeof(loop), mnt, sizeof(mnt));
 	blkid_tag(loop, "UUID", fsuuid, sizeof(fsuuid));
 	snprintf(sw, sizeof(sw), "%s/swapfile", mnt);
@@ -852,7 +836,6 @@ START_TEST(file_roundtrip)
 	struct image im = { 0 };
 	uint64_t image_end;
 
-	REQUIRE_ROOT();
 	make_ext4("fs", 128, loop, sizeof(loop), mnt, sizeof(mnt));
 	snprintf(img, sizeof(img), "%s/image", mnt);
 	snprintf(other, sizeof(other), "%s/other", mnt);
@@ -908,7 +891,6 @@ START_TEST(file_too_small)
 {
 	char loop[64], mnt[512], img[600], want[700];
 
-	REQUIRE_ROOT();
 	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
 	snprintf(img, sizeof(img), "%s/image", mnt);
 	ck_assert_int_eq(sh("dd if=/dev/zero of=%s bs=1M count=8 status=none conv=fsync", img), 0);
@@ -927,7 +909,6 @@ START_TEST(file_unwritten_refused)
 {
 	char loop[64], mnt[512], img[600];
 
-	REQUIRE_ROOT();
 	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
 	snprintf(img, sizeof(img), "%s/image", mnt);
 	ck_assert_int_eq(sh("fallocate -l 8M %s", img), 0);
@@ -945,7 +926,6 @@ START_TEST(file_sparse_refused)
 {
 	char loop[64], mnt[512], img[600];
 
-	REQUIRE_ROOT();
 	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
 	snprintf(img, sizeof(img), "%s/image", mnt);
 	ck_assert_int_eq(sh("truncate -s 8M %s", img), 0);
@@ -962,7 +942,6 @@ START_TEST(file_tmpfs_refused)
 {
 	char mnt[512], img[600];
 
-	REQUIRE_ROOT();
 	snprintf(mnt, sizeof(mnt), "%s/tmpfs", work);
 	ck_assert_int_eq(sh("mkdir -p %s && mount -t tmpfs -o size=16m none %s", mnt, mnt), 0);
 	on_cleanup("umount %s", mnt);
@@ -997,7 +976,6 @@ START_TEST(raw_refuses_mounted)
 {
 	char loop[64], mnt[512], before[128], after[128];
 
-	REQUIRE_ROOT();
 	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
 	ck_assert_int_eq(sh("sync"), 0);
 	head_sum(loop, before, sizeof(before));
@@ -1024,7 +1002,6 @@ START_TEST(raw_refuses_active_swap_and_holder)
 	char loop[64], before[128], after[128];
 	int held;
 
-	REQUIRE_ROOT();
 	make_loop("swap", 32, loop, sizeof(loop));
 	ck_assert_int_eq(sh("mkswap %s >/dev/null && swapon %s", loop, loop), 0);
 	on_cleanup("swapoff %s", loop);
@@ -1061,7 +1038,6 @@ START_TEST(raw_file_must_be_private)
 {
 	char img[600];
 
-	REQUIRE_ROOT();
 	snprintf(img, sizeof(img), "%s/raw-image", work);
 	ck_assert_int_eq(sh("truncate -s 4M %s && chmod 0644 %s", img, img), 0);
 	cfg_set("raw", "device", img);
@@ -1088,7 +1064,6 @@ START_TEST(swap_partition_held_refused)
 	uint8_t before[4096], after[4096];
 	int held;
 
-	REQUIRE_ROOT();
 	make_loop("swap", 32, loop, sizeof(loop));
 	ck_assert_int_eq(sh("mkswap %s >/dev/null", loop), 0);
 	read_page0(loop, 0, before);
@@ -1115,7 +1090,6 @@ START_TEST(swap_kernel_active_accepted)
 {
 	char loop[64];
 
-	REQUIRE_ROOT();
 	make_loop("swap", 32, loop, sizeof(loop));
 	ck_assert_int_eq(sh("mkswap %s >/dev/null && swapon %s", loop, loop), 0);
 	on_cleanup("swapoff %s", loop);
@@ -1155,7 +1129,6 @@ START_TEST(swap_file_must_be_private)
 {
 	char loop[64], mnt[512], sw[600];
 
-	REQUIRE_ROOT();
 	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
 	snprintf(sw, sizeof(sw), "%s/swapfile", mnt);
 	ck_assert_int_eq(sh("dd if=/dev/zero of=%s bs=1M count=16 status=none conv=fsync && mkswap %s >/dev/null",
@@ -1171,7 +1144,6 @@ START_TEST(file_must_be_private)
 {
 	char loop[64], mnt[512], img[600];
 
-	REQUIRE_ROOT();
 	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
 	snprintf(img, sizeof(img), "%s/image", mnt);
 	ck_assert_int_eq(sh("dd if=/dev/zero of=%s bs=1M count=8 status=none conv=fsync", img), 0);
@@ -1192,7 +1164,6 @@ START_TEST(file_active_swap_refused)
 {
 	char loop[64], mnt[512], sw[600];
 
-	REQUIRE_ROOT();
 	make_ext4("fs", 64, loop, sizeof(loop), mnt, sizeof(mnt));
 	snprintf(sw, sizeof(sw), "%s/swapfile", mnt);
 	ck_assert_int_eq(sh("dd if=/dev/zero of=%s bs=1M count=16 status=none conv=fsync && mkswap %s >/dev/null && swapon %s",
@@ -1207,7 +1178,7 @@ START_TEST(file_active_swap_refused)
 }
 END_TEST
 
-/* ---- throughput (TORPOR_WRITERS_BENCH=1; a measurement, not a check) ---- */
+/* ---- throughput (the bench group: a measurement, not a check) ---- */
 
 static double
 now(void)
@@ -1316,7 +1287,6 @@ START_TEST(bench)
 	uint64_t fphys;
 	uint8_t *data, *buf;
 
-	REQUIRE_ROOT();
 	if (rounds < 1 || rounds > BENCH_MAX_ROUNDS)
 		rounds = 5;
 	ck_assert_int_eq(posix_memalign((void **)&buf, 4096, total), 0);
@@ -1392,22 +1362,30 @@ add(Suite *s, const char *name, const TTest *t)
 {
 	TCase *tc = tcase_create(name);
 
-	/* A benchmark: meson test --suite bench (writers-bench). */
-	if (strcmp(name, "bench") == 0)
-		tcase_set_tags(tc, "bench");
 	tcase_add_unchecked_fixture(tc, unchecked_setup, unchecked_teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, t);
 	suite_add_tcase(s, tc);
 }
 
-Suite *writers_suite(void);
+/* Skip the whole group when a tool the tests run is missing. */
+static void
+require_tools(void)
+{
+	if (sh("command -v losetup mkswap swapon mkfs.ext4 e2fsck blkid filefrag >/dev/null 2>&1") != 0)
+		unit_skip("the writer tests need losetup, mkswap, swapon, "
+			  "mkfs.ext4, e2fsck, blkid and filefrag");
+}
+
+Suite *writers_root_suite(void);
+Suite *writers_bench_suite(void);
 
 Suite *
-writers_suite(void)
+writers_root_suite(void)
 {
 	Suite *s = suite_create("writers");
 
+	require_tools();
 	add(s, "swap-partition", swap_partition_roundtrip);
 	add(s, "swap-resume-uuid", swap_partition_by_resume_uuid);
 	add(s, "swap-label-refused", swap_by_label_and_refused);
@@ -1429,6 +1407,18 @@ writers_suite(void)
 	add(s, "swap-file-private", swap_file_must_be_private);
 	add(s, "file-private", file_must_be_private);
 	add(s, "file-active-swap", file_active_swap_refused);
+	return s;
+}
+
+/* TORPOR_WRITERS_BENCH_MIB (default 256) and _ROUNDS (default 5) size it. */
+Suite *
+writers_bench_suite(void)
+{
+	Suite *s = suite_create("writers-bench");
+
+	if (geteuid() != 0)
+		unit_skip("the writers bench needs root (loop devices, mount)");
+	require_tools();
 	add(s, "bench", bench);
 	return s;
 }

@@ -129,8 +129,8 @@ wants_write_thread(const struct torpor_config *c)
 {
 	enum config_write_thread w = c->write_thread;
 
-	/* With one CPU online the VM's perf case measured no gain from it;
-	 * with two, torpor bench measured 10-19% on the hibernate side. */
+	/* Only with a second CPU to overlap the writes with: torpor.conf(5),
+	 * write_thread, says what was measured. */
 	return w == CONFIG_WRITE_THREAD_YES ||
 	       (w == CONFIG_WRITE_THREAD_AUTO && pool_default_threads() > 1);
 }

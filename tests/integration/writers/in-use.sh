@@ -26,7 +26,9 @@ before=$(head_sum "$fs")
 write_config raw "device = $fs"
 t_run torpor hibernate --direct --test
 [ "$rc" -ne 0 ] || fail "hibernate --test to a mounted device exited 0"
-expect_err "refusing $fs: it is mounted on $mnt" "mounted device: message"
+# The exact words: what, the rule, and what to do.
+expect_err_line "torpor: raw: refusing $fs: it is mounted on $mnt; the raw writer overwrites the whole device, so it must be one nobody uses (end that use: umount, swapoff; or name another device in [raw] device=)" \
+	"mounted device: message"
 t_run torpor invalidate
 [ "$rc" -ne 0 ] || fail "invalidate on a mounted device exited 0"
 [ "$(head_sum "$fs")" = "$before" ] || fail "the superblock of the mounted filesystem changed"

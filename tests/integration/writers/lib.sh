@@ -124,6 +124,8 @@ torpor_resume() { "$RESUME_BIN" --config "$CONF" --plugin-dir "$PLUGINS" --cmdli
 expect_rc() { [ "$rc" -eq "$1" ] || fail "$2: exit status $rc, expected $1"; }
 expect_out() { grep -Eq -- "$1" "$OUT" || fail "$2: stdout lacks /$1/"; }
 expect_err() { grep -Eq -- "$1" "$ERR" || fail "$2: stderr lacks /$1/"; }
+# expect_err_line TEXT WHAT: TEXT is a whole line of stderr.
+expect_err_line() { grep -Fxq -- "$1" "$ERR" || fail "$2: stderr lacks the line '$1'"; }
 
 # full_cycle WHAT: hibernate on the sim source, name the location with
 # resume-args, resume from those words alone, and check that the image is
