@@ -1303,6 +1303,72 @@ read_line(char *buf, int size, void *stream)
 	return buf;
 }
 
+/* Whether st may be changed only by root (or, for a directory with the
+ * sticky bit such as /tmp, have only root's entries replaced by root). */
+static bool
+changed_by_root_only(const struct stat *st)
+{
+	if (st->st_uid != 0)
+		return false;
+	if (S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX))
+		return true;
+	return !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/*
+ * As root, the configuration chooses the devices torpor overwrites and the
+ * directory it loads code from: refuse one that another user could have
+ * written, the file (st, already open) or a folder above it.  Another user
+ * runs torpor on their own files (the demo, the sim source) unchecked.
+ */
+static int
+check_config_owner(const char *path, const struct stat *st)
+{
+	char *real, *slash;
+	struct stat dst;
+	int r = 0;
+
+	if (geteuid() != 0)
+		return 0;
+	/* A memfd root made (torpord's last good configuration, setup's
+	 * draft, the one read out of an initramfs): no name reaches it. */
+	if (st->st_nlink == 0 && st->st_uid == 0)
+		return 0;
+	if (!changed_by_root_only(st)) {
+		log_error("configuration %s: %s (mode %04o, uid %u): refusing to "
+			  "run as root with it, as it names the devices torpor "
+			  "overwrites (chown root:root %s; chmod 644 %s)", path,
+			  st->st_uid != 0 ? "not owned by root" :
+			  "others may change it",
+			  (unsigned)(st->st_mode & 07777), (unsigned)st->st_uid,
+			  path, path);
+		return -EPERM;
+	}
+	real = realpath(path, NULL);
+	if (!real)
+		return log_error_errno(-errno, "configuration %s: cannot resolve "
+				       "its path: %m", path);
+	while (r == 0 && (slash = strrchr(real, '/'))) {
+		slash[slash == real ? 1 : 0] = '\0';
+		if (stat(real, &dst) < 0)
+			r = log_error_errno(-errno, "configuration %s: cannot "
+					    "check the folder %s: %m", path, real);
+		else if (!changed_by_root_only(&dst)) {
+			log_error("configuration %s: the folder %s (mode %04o, "
+				  "uid %u) lets another user replace it: refusing "
+				  "to run as root with it (chown root:root %s; "
+				  "chmod go-w %s)", path, real,
+				  (unsigned)(dst.st_mode & 07777),
+				  (unsigned)dst.st_uid, real, real);
+			r = -EPERM;
+		}
+		if (strcmp(real, "/") == 0)
+			break;
+	}
+	free(real);
+	return r;
+}
+
 /*
  * Open path for config_load(): a regular file of at most
  * CONFIG_MAX_FILE_SIZE bytes, measured before anything is read (O_NONBLOCK
@@ -1321,7 +1387,13 @@ open_config(const char *path, bool missing_ok, FILE **ret_f)
 		r = -errno;
 		if (r == -ENOENT && missing_ok)
 			return 0;
-		return log_error_errno(r, "Failed to open %s: %m", path);
+		if (r == -ENOENT)
+			return log_error_errno(r, "configuration %s does not "
+					       "exist (torpor setup writes %s; "
+					       "--config names another)", path,
+					       TORPOR_DEFAULT_CONFIG);
+		return log_error_errno(r, "cannot open the configuration %s: %m",
+				       path);
 	}
 	if (fstat(fd, &st) < 0) {
 		r = log_error_errno(-errno, "Failed to read %s: %m", path);
@@ -1334,6 +1406,8 @@ open_config(const char *path, bool missing_ok, FILE **ret_f)
 			  "(%d bytes): refusing to read it", path,
 			  (intmax_t)st.st_size, CONFIG_MAX_FILE_SIZE);
 		r = -EFBIG;
+	} else if ((r = check_config_owner(path, &st)) < 0) {
+		/* said */
 	} else {
 		*ret_f = fdopen(fd, "r");
 		if (*ret_f)
