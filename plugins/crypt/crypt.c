@@ -137,8 +137,13 @@ read_key_file(const char *what, const char *path, bool secret, uint8_t *buf,
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		r = -errno;
-		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot open the %s %s: %m",
-			  what, path);
+		if (r == -ENOENT)
+			torpor_log(host, NAME, TORPOR_LOG_ERR,
+				   "the %s %s does not exist: torpor keygen creates the keys (or name yours in [crypt])",
+				   what, path);
+		else
+			torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot open the %s %s: %m",
+					 what, path);
 		return r;
 	}
 	if (fstat(fd, &s) < 0) {

@@ -129,7 +129,11 @@ open_device(bool for_writing)
 	}
 	if (f < 0 && !for_writing)
 		f = -errno;
-	if (f < 0)
+	if (f == -ENOENT)
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
+			   "device %s does not exist: name a partition or an image file in [raw] device= (a new image file: umask 077; truncate -s SIZE %s)",
+			   device, device);
+	else if (f < 0)
 		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, f, "cannot open %s: %m", device);
 	return f;
 }

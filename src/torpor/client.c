@@ -181,6 +181,13 @@ client_run(const char *path, const struct client_request *rq)
 {
 	int fd = connect_daemon(path), r;
 
+	if (fd == -EACCES) {
+		log_error("torpord on %s refused uid %u: only root and the members "
+			  "of the group its group= names may use it (usermod -aG "
+			  "GROUP USER, then log in again; or sudo)", path,
+			  (unsigned)geteuid());
+		return EXIT_FAILURE;
+	}
 	if (fd < 0)
 		return CLIENT_NO_DAEMON;
 	log_notice("through torpord on %s", path);

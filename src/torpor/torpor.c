@@ -357,6 +357,11 @@ cmd_hibernate(int argc, char **argv)
 	}
 	if (r == -ECANCELED)
 		log_notice("cancelled: processes thawed, nothing kept");
+	if ((r == -EACCES || r == -EPERM) && geteuid() != 0)
+		log_error("hibernate: refused to uid %u: the snapshot device and "
+			  "the image's device are root's (sudo torpor hibernate; "
+			  "or start torpord, systemctl start torpord.socket, and "
+			  "join the group its group= names)", (unsigned)geteuid());
 	session_close(&s);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -6,6 +6,7 @@
  * journal shows.
  */
 #include <errno.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,9 +341,18 @@ check_request(struct torpord *d, struct conn *c, const struct json_object *o)
 		return NULL;
 	}
 	if (k->privileged && !c->privileged) {
+		const struct group *g = d->has_group ? getgrgid(d->group) : NULL;
+		char why[256];
+
 		log_warning("pid %d uid %u: %s: permission denied",
 			    (int)c->pid, (unsigned)c->uid, k->name);
-		request_error(c, "permission denied");
+		if (g)
+			snprintf(why, sizeof(why), "permission denied: '%s' is for root and the members of group %s (usermod -aG %s USER, then log in again)",
+				 k->name, g->gr_name, g->gr_name);
+		else
+			snprintf(why, sizeof(why), "permission denied: '%s' is for root (a group may be let in with group= in torpor.conf's [torpor])",
+				 k->name);
+		request_error(c, why);
 		return NULL;
 	}
 	if (d->busy || d->pending) {

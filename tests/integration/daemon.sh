@@ -138,7 +138,8 @@ case_permissions() {
 	for what in hibernate reload verify invalidate; do
 		t_run "$what" as_nobody "$TORPOR" --socket "$SOCK" "$what"
 		expect_rc 1 "$what as nobody"
-		expect_err 'permission denied' "$what as nobody is refused"
+		expect_err "permission denied: '$what' is for root \\(a group may be let in with group= in torpor.conf's \\[torpor\\]\\)" \
+			"$what as nobody is refused, and told what would let it in"
 	done
 	if grep -q hibernating "$DLOG"; then fail "a refused hibernate ran a cycle"; fi
 	[ -s "$IMAGE" ] && fail "a refused hibernate wrote to the image"
@@ -156,7 +157,8 @@ case_group() {
 	expect_rc 0 "hibernate --test by a member of [torpor] group"
 	t_run "not member" as_nobody "$TORPOR" --socket "$SOCK" hibernate --test
 	expect_rc 1 "hibernate --test by nobody outside the group"
-	expect_err 'permission denied' "the non-member is refused"
+	expect_err "permission denied: 'hibernate' is for root and the members of group $GROUP \\(usermod -aG $GROUP USER, then log in again\\)" \
+		"the non-member is refused and told which group lets it in"
 	# An unknown group is a configuration error, found at reload.
 	write_config sim:8M lzo "group = no-such-group-torpor"
 	t_run "bad group" tc reload

@@ -8,7 +8,13 @@
 #   plugin-not-found        the configuration names a plugin not built
 #   bench-plugin-not-found  torpor bench's default chain lacks a plugin
 #   bench-relative-dir      torpor bench --plugin-dir with a relative path
-# A device in use is writers/in-use.sh's (it needs root and loop devices).
+#   device-missing          the raw writer's device does not exist
+#   config-missing          --config names a file that does not exist
+#   config-not-private      root given a configuration others may change,
+#                           or one in a folder others may write (root only:
+#                           SKIP otherwise)
+# A device in use is writers/in-use.sh's (it needs root and loop devices);
+# the daemon's refusal of a user is daemon.sh's.
 . "$(dirname "$0")/lib.sh"
 
 case "${1:?usage: $0 CASE}" in
@@ -52,6 +58,49 @@ bench-relative-dir)
 	expect_rc 1 "bench --plugin-dir plugins"
 	expect_err_line "torpor: bench: --plugin-dir plugins: not an absolute path: plugins are loaded only from one (--plugin-dir \"\$(realpath plugins)\")" \
 		"bench with a relative plugin directory"
+	;;
+device-missing)
+	write_config sim:8M ""
+	rm "$IMAGE"
+	t_run hibernate torpor hibernate --direct --test
+	expect_rc 1 "hibernate with no [raw] device"
+	expect_err_line "torpor: raw: device $IMAGE does not exist: name a partition or an image file in [raw] device= (a new image file: umask 077; truncate -s SIZE $IMAGE)" \
+		"a raw device that does not exist"
+	[ -e "$IMAGE" ] && fail "the refusal created $IMAGE"
+	;;
+config-missing)
+	t_run status "$TORPOR" --config "$WORK/none.conf" hibernate --test
+	expect_rc 1 "hibernate with a configuration that does not exist"
+	expect_err_line "torpor: configuration $WORK/none.conf does not exist (torpor setup writes $TORPOR_DEFAULT_CONFIG; --config names another)" \
+		"a configuration that does not exist"
+	;;
+config-not-private)
+	[ "$(id -u)" = 0 ] || { echo "SKIP: the rule is root's"; exit 77; }
+	write_config sim:8M ""
+	chmod 666 "$CONF"
+	t_run hibernate torpor hibernate --direct --test
+	expect_rc 1 "hibernate as root with a configuration of mode 0666"
+	expect_err_line "torpor: configuration $CONF: others may change it (mode 0666, uid 0): refusing to run as root with it, as it names the devices torpor overwrites (chown root:root $CONF; chmod 644 $CONF)" \
+		"a configuration of mode 0666"
+	chmod 644 "$CONF"
+	chown 65534 "$CONF"
+	t_run hibernate torpor hibernate --direct --test
+	expect_rc 1 "hibernate as root with a configuration uid 65534 owns"
+	expect_err_line "torpor: configuration $CONF: not owned by root (mode 0644, uid 65534): refusing to run as root with it, as it names the devices torpor overwrites (chown root:root $CONF; chmod 644 $CONF)" \
+		"a configuration another user owns"
+	chown 0 "$CONF"
+	mkdir "$WORK/open"
+	chmod 777 "$WORK/open"
+	cp "$CONF" "$WORK/open/torpor.conf"
+	CONF="$WORK/open/torpor.conf"
+	t_run hibernate torpor hibernate --direct --test
+	expect_rc 1 "hibernate as root with a configuration in a folder of mode 0777"
+	expect_err_line "torpor: configuration $CONF: the folder $WORK/open (mode 0777, uid 0) lets another user replace it: refusing to run as root with it (chown root:root $WORK/open; chmod go-w $WORK/open)" \
+		"a configuration in a folder others may write"
+	chmod 755 "$WORK/open"
+	t_run hibernate torpor hibernate --direct --test
+	expect_rc 0 "the same configuration once its folder is root's"
+	[ -s "$IMAGE" ] || fail "the accepted configuration wrote no image"
 	;;
 *)
 	echo "unknown case $1"
