@@ -55,6 +55,10 @@
  */
 int bd_resolve(const char *spec, char *buf, size_t size);
 
+/* bd_resolve(), then the number of the block device it names into *ret:
+ * -ENOTBLK when the path is something else. */
+int bd_resolve_dev(const char *spec, char *buf, size_t size, dev_t *ret);
+
 /* The /dev path of block device dev (via /sys/dev/block/MAJ:MIN/uevent). */
 int bd_devnode(dev_t dev, char *buf, size_t size);
 

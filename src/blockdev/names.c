@@ -340,3 +340,19 @@ bd_resolve(const char *spec, char *buf, size_t size)
 	}
 	return -EINVAL;
 }
+
+int
+bd_resolve_dev(const char *spec, char *buf, size_t size, dev_t *ret)
+{
+	struct stat st;
+	int r = bd_resolve(spec, buf, size);
+
+	if (r < 0)
+		return r;
+	if (stat(buf, &st) < 0)
+		return -errno;
+	if (!S_ISBLK(st.st_mode))
+		return -ENOTBLK;
+	*ret = st.st_rdev;
+	return 0;
+}

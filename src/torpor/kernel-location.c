@@ -18,34 +18,7 @@
 #include "kernel-location.h"
 #include "log.h"
 #include "status.h"
-
-/* The value of word KEY= in words into buf ("" when absent). */
-static int
-word_value(const char *words, const char *key, char *buf, size_t size)
-{
-	size_t klen = strlen(key);
-	const char *p = words;
-
-	buf[0] = '\0';
-	while (*p) {
-		size_t n;
-
-		while (*p == ' ')
-			p++;
-		n = strcspn(p, " \n");
-		if (n > klen && strncmp(p, key, klen) == 0) {
-			if (n - klen >= size)
-				return -ENAMETOOLONG;
-			memcpy(buf, p + klen, n - klen);
-			buf[n - klen] = '\0';
-			return 0;
-		}
-		p += n;
-		while (*p == '\n')
-			p++;
-	}
-	return 0;
-}
+#include "text.h"
 
 static int
 write_sys(const char *file, const char *value)
@@ -68,13 +41,13 @@ int
 kernel_location_apply(const char *words)
 {
 	char spec[PATH_MAX], node[PATH_MAX], offset[32], devno[32];
-	struct stat st;
+	dev_t dev;
 	char *end;
 	int r;
 
-	r = word_value(words, "resume=", spec, sizeof(spec));
+	r = text_word_value(words, "resume=", spec, sizeof(spec));
 	if (r == 0)
-		r = word_value(words, "resume_offset=", offset, sizeof(offset));
+		r = text_word_value(words, "resume_offset=", offset, sizeof(offset));
 	if (r < 0 || !spec[0])
 		return log_error_errno(-EINVAL, "no resume= word in '%s'", words);
 	if (offset[0]) {
@@ -83,14 +56,12 @@ kernel_location_apply(const char *words)
 		if (errno || *end)
 			return log_error_errno(-EINVAL, "resume_offset=%s is not a page number", offset);
 	}
-	r = bd_resolve(spec, node, sizeof(node));
+	r = bd_resolve_dev(spec, node, sizeof(node), &dev);
+	if (r == -ENOTBLK)
+		return log_error_errno(r, "%s is not a block device", node);
 	if (r < 0)
 		return log_error_errno(r, "cannot find resume=%s: %m", spec);
-	if (stat(node, &st) < 0)
-		return log_error_errno(-errno, "cannot stat %s: %m", node);
-	if (!S_ISBLK(st.st_mode))
-		return log_error_errno(-ENOTBLK, "%s is not a block device", node);
-	snprintf(devno, sizeof(devno), "%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	snprintf(devno, sizeof(devno), "%u:%u", major(dev), minor(dev));
 	/* The offset first: writing resume makes the kernel look at once,
 	 * at the offset it has then. */
 	r = write_sys("resume_offset", offset[0] ? offset : "0");

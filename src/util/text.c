@@ -44,3 +44,28 @@ text_has_word(const char *s, const char *word)
 	}
 	return false;
 }
+
+int
+text_word_value(const char *s, const char *key, char *buf, size_t size)
+{
+	size_t klen = strlen(key);
+	const char *p = s;
+
+	buf[0] = '\0';
+	while (*p) {
+		size_t n;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		n = strcspn(p, " \t\n");
+		if (n > klen && strncmp(p, key, klen) == 0) {
+			if (n - klen >= size)
+				return -ENAMETOOLONG;
+			memcpy(buf, p + klen, n - klen);
+			buf[n - klen] = '\0';
+			return 0;
+		}
+		p += n;
+	}
+	return 0;
+}

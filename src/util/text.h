@@ -13,4 +13,8 @@ ssize_t text_read_small(const char *path, char *buf, size_t size);
 /* word as a whole word of s (words are separated by white space). */
 bool text_has_word(const char *s, const char *word);
 
+/* The value of the first word "KEY=VALUE" of s (key includes its '=')
+ * into buf: 0 ("" when there is none), or -ENAMETOOLONG. */
+int text_word_value(const char *s, const char *key, char *buf, size_t size);
+
 #endif

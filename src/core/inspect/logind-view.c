@@ -124,17 +124,14 @@ ask_logind(char *answer, size_t size)
 static dev_t
 location_device(const char *location)
 {
-	const char *w = location ? strstr(location, "resume=") : NULL;
 	char spec[256], node[PATH_MAX];
-	struct stat sb;
+	dev_t dev;
 
-	if (!w || (w != location && w[-1] != ' '))
+	if (!location ||
+	    text_word_value(location, "resume=", spec, sizeof(spec)) < 0 ||
+	    !spec[0] || bd_resolve_dev(spec, node, sizeof(node), &dev) < 0)
 		return 0;
-	snprintf(spec, sizeof(spec), "%.*s", (int)strcspn(w + 7, " \n"), w + 7);
-	if (bd_resolve(spec, node, sizeof(node)) < 0 ||
-	    stat(node, &sb) < 0 || !S_ISBLK(sb.st_mode))
-		return 0;
-	return sb.st_rdev;
+	return dev;
 }
 
 /* Why logind answers as it does (systemd 255 and later). */
