@@ -26,6 +26,7 @@
 
 #include "blockdev.h"
 #include "logind-view.h"
+#include "test-hook.h"
 #include "text.h"
 
 extern char **environ;
@@ -61,13 +62,7 @@ exists(const char *root, const char *path)
 static const char *
 busctl_path(void)
 {
-#if TORPOR_TEST_HOOKS
-	const char *p = getenv("TORPOR_TEST_BUSCTL");
-
-	if (p && p[0] == '/')
-		return p;
-#endif
-	return "/usr/bin/busctl";
+	return test_hook_path("TORPOR_TEST_BUSCTL", "/usr/bin/busctl");
 }
 
 /* Ask logind; answer gets "yes", "no", "challenge" or "na". */

@@ -34,6 +34,7 @@
 #include "resume.h"
 #include "snapshot.h"
 #include "status.h"
+#include "test-hook.h"
 #include "text.h"
 
 #define MAX_REASONS 8
@@ -125,13 +126,7 @@ add_reason(struct status *st, const char *fmt, ...)
 static const char *
 sysroot(void)
 {
-#if TORPOR_TEST_HOOKS
-	const char *r = getenv("TORPOR_TEST_SYSROOT");
-
-	if (r && r[0] == '/')
-		return r;
-#endif
-	return "";
+	return test_hook_path("TORPOR_TEST_SYSROOT", "");
 }
 
 const char *
