@@ -713,7 +713,7 @@ keep_backup(int dfd, const char *base, const char *shown)
 	if (fstatat(dfd, base, &sb, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISREG(sb.st_mode)) {
-		log_error("setup: refusing to replace %s: it is not a regular file (a symbolic link?)",
+		log_error("setup: refusing to replace %s: it is not a regular file (a symbolic link?); remove it (rm) and run setup again",
 			  base);
 		return -EPERM;
 	}
@@ -941,7 +941,7 @@ plan(struct setup *st)
 	int r;
 
 	if (!st->dry_run && geteuid() != 0) {
-		log_error("setup: run as root (or with --dry-run)");
+		log_error("setup: it writes the configuration and rebuilds the initramfs, which needs root: sudo torpor setup (torpor setup --dry-run says what it would do)");
 		return -EPERM;
 	}
 	r = check_kernel(st);

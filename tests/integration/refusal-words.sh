@@ -10,6 +10,8 @@
 #   bench-relative-dir      torpor bench --plugin-dir with a relative path
 #   device-missing          the raw writer's device does not exist
 #   config-missing          --config names a file that does not exist
+#   user-hibernate          a user (uid 65534) hibernating without torpord
+#                           onto root's image (root only, to become the user)
 #   config-not-private      root given a configuration others may change,
 #                           or one in a folder others may write (root only:
 #                           SKIP otherwise)
@@ -73,6 +75,18 @@ config-missing)
 	expect_rc 1 "hibernate with a configuration that does not exist"
 	expect_err_line "torpor: configuration $WORK/none.conf does not exist (torpor setup writes $TORPOR_DEFAULT_CONFIG; --config names another)" \
 		"a configuration that does not exist"
+	;;
+user-hibernate)
+	[ "$(id -u)" = 0 ] || { echo "SKIP: needs root to become another user"; exit 77; }
+	command -v setpriv >/dev/null || { echo "SKIP: no setpriv"; exit 77; }
+	write_config sim:8M ""
+	chmod 755 "$WORK"
+	t_run hibernate setpriv --reuid 65534 --regid 65534 --clear-groups \
+		"$TORPOR" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" hibernate --direct --test
+	expect_rc 1 "a user's hibernate onto root's image"
+	expect_err_line "torpor: hibernate: refused to uid 65534: the snapshot device and the image's device are root's (sudo torpor hibernate; or start torpord, systemctl start torpord.socket, and join the group its group= names)" \
+		"a user hibernating without torpord"
+	[ -s "$IMAGE" ] && fail "the user's refused hibernate wrote to the image"
 	;;
 config-not-private)
 	[ "$(id -u)" = 0 ] || { echo "SKIP: the rule is root's"; exit 77; }

@@ -429,9 +429,17 @@ record_dir(const struct torpor_session *s)
 static void
 warn_unrecorded(const char *dir, int r)
 {
-	log_full(geteuid() == 0 ? TORPOR_LOG_WARNING : TORPOR_LOG_INFO, NULL,
-		 "could not record the figures in %s/%s: %s", dir,
-		 LAST_CYCLE_FILE, strerror(-r));
+	if (r == -EPERM)
+		log_full(geteuid() == 0 ? TORPOR_LOG_WARNING : TORPOR_LOG_INFO,
+			 NULL, "could not record the figures in %s/%s: the folder "
+			 "or the file is not uid %u's, or others may write to it, "
+			 "or it is a symbolic link (chown %u %s; chmod go-w %s)",
+			 dir, LAST_CYCLE_FILE, (unsigned)geteuid(),
+			 (unsigned)geteuid(), dir, dir);
+	else
+		log_full(geteuid() == 0 ? TORPOR_LOG_WARNING : TORPOR_LOG_INFO,
+			 NULL, "could not record the figures in %s/%s: %s", dir,
+			 LAST_CYCLE_FILE, strerror(-r));
 }
 
 /*

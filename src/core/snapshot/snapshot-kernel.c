@@ -342,9 +342,9 @@ explain_open_error(int r, const char *path)
 								    "/proc/cmdline",
 								    why, sizeof(why)));
 	case -EACCES:
-		return log_error_errno(r, "cannot open %s: %m (hibernation needs root)", path);
+		return log_error_errno(r, "cannot open %s: %m: hibernation needs root (sudo, or systemctl hibernate)", path);
 	case -EBUSY:
-		return log_error_errno(r, "cannot open %s: another program has the snapshot device open", path);
+		return log_error_errno(r, "cannot open %s: another program has the snapshot device open, as one hibernation or resume at a time may (fuser -v %s names it)", path, path);
 	case -ENOENT:
 		return log_error_errno(r, "cannot open %s: no snapshot device (a kernel without CONFIG_HIBERNATION_SNAPSHOT_DEV, or the wrong path)", path);
 	case -ENODEV:
