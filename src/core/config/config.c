@@ -27,6 +27,7 @@
 #include "image-format.h"
 #include "log.h"
 #include "names.h"
+#include "owner.h"
 #include "snapshot-spec.h"
 
 #define REASON_MAX		256
@@ -1303,18 +1304,6 @@ read_line(char *buf, int size, void *stream)
 	return buf;
 }
 
-/* Whether st may be changed only by root (or, for a directory with the
- * sticky bit such as /tmp, have only root's entries replaced by root). */
-static bool
-changed_by_root_only(const struct stat *st)
-{
-	if (st->st_uid != 0)
-		return false;
-	if (S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX))
-		return true;
-	return !(st->st_mode & (S_IWGRP | S_IWOTH));
-}
-
 /*
  * As root, the configuration chooses the devices torpor overwrites and the
  * directory it loads code from: refuse one that another user could have
@@ -1334,7 +1323,7 @@ check_config_owner(const char *path, const struct stat *st)
 	 * draft, the one read out of an initramfs): no name reaches it. */
 	if (st->st_nlink == 0 && st->st_uid == 0)
 		return 0;
-	if (!changed_by_root_only(st)) {
+	if (!owner_root_only(st)) {
 		log_error("configuration %s: %s (mode %04o, uid %u): refusing to "
 			  "run as root with it, as it names the devices torpor "
 			  "overwrites (chown root:root %s; chmod 644 %s)", path,
@@ -1353,7 +1342,7 @@ check_config_owner(const char *path, const struct stat *st)
 		if (stat(real, &dst) < 0)
 			r = log_error_errno(-errno, "configuration %s: cannot "
 					    "check the folder %s: %m", path, real);
-		else if (!changed_by_root_only(&dst)) {
+		else if (!owner_root_only(&dst)) {
 			log_error("configuration %s: the folder %s (mode %04o, "
 				  "uid %u) lets another user replace it: refusing "
 				  "to run as root with it (chown root:root %s; "

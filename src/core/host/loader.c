@@ -22,6 +22,7 @@
 #include "loader.h"
 #include "log.h"
 #include "names.h"
+#include "owner.h"
 #include "plugin-call.h"
 
 #define PLUGIN_SUFFIX ".so"
@@ -59,19 +60,6 @@ refuse(int level, const char *path, int r, const char *fmt, ...)
 	return r;
 }
 
-/* Whether st is owned by root and writable by nobody else.  A sticky
- * directory (/tmp) may be writable by all: nobody but root can rename or
- * remove what root owns in it. */
-static bool
-root_only(const struct stat *st)
-{
-	if (st->st_uid != 0)
-		return false;
-	if (S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX))
-		return true;
-	return !(st->st_mode & (S_IWGRP | S_IWOTH));
-}
-
 static int
 refuse_unsafe(int level, const char *path, const char *what,
 	      const char *where, const struct stat *st)
@@ -85,7 +73,7 @@ refuse_unsafe(int level, const char *path, const char *what,
 /*
  * Open the canonical path real (absolute, no symbolic link in it) one
  * component at a time from "/", never following a link, and check every
- * directory on the way and the file at its end as root_only().  Returns
+ * directory on the way and the file at its end with owner_root_only().  Returns
  * the descriptor of the last component (a directory when want_dir).  The
  * descriptors, not the names, are what is used afterwards, so nothing can
  * be swapped in between the check and the use.
@@ -100,7 +88,7 @@ open_checked(const char *real, bool want_dir, int level, const char *path)
 	if (!copy)
 		return refuse(level, path, -ENOMEM, "out of memory");
 	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0 || !root_only(&st)) {
+	if (fd < 0 || fstat(fd, &st) < 0 || !owner_root_only(&st)) {
 		r = fd < 0 ? -errno : refuse_unsafe(level, path, "directory", "/", &st);
 		goto out;
 	}
@@ -117,7 +105,7 @@ open_checked(const char *real, bool want_dir, int level, const char *path)
 		}
 		close(fd);
 		fd = next;
-		if (fstat(fd, &st) < 0 || !root_only(&st)) {
+		if (fstat(fd, &st) < 0 || !owner_root_only(&st)) {
 			r = refuse_unsafe(level, path,
 					  last && !want_dir ? "file" : "directory",
 					  real, &st);
