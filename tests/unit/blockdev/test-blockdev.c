@@ -7,8 +7,8 @@
  * swaps; then a real loop device held exclusively, active as swap and
  * mounted) and whether a file is private.
  *
- * FIEMAP runs on a file in the build directory; a filesystem without
- * FIEMAP prints a SKIP line.  The loop device tests are the root group
+ * FIEMAP runs on a file in the build directory (or /var/tmp, where the
+ * build directory's filesystem has none).  The loop device tests are the root group
  * (meson test blockdev-root), which says SKIP without root, losetup or
  * mkfs.ext4; each makes and removes its own loop device.
  */
@@ -306,14 +306,14 @@ END_TEST
 
 /* A file of len bytes in the build directory: written, or sparse. */
 static int
-build_file(char *path, size_t size, uint64_t len, bool written)
+build_file_in(const char *dir, char *path, size_t size, uint64_t len,
+	      bool written)
 {
-	const char *dir = getenv("TORPOR_BUILD_ROOT");
 	uint8_t *b = pattern(MiB);
 	int fd;
 
-	snprintf(path, size, "%s/test-blockdev.%ld.%d", dir ? dir : ".",
-		 (long)getpid(), written);
+	snprintf(path, size, "%s/test-blockdev.%ld.%d", dir, (long)getpid(),
+		 written);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	ck_assert_int_ge(fd, 0);
 	unlink(path);
@@ -326,28 +326,40 @@ build_file(char *path, size_t size, uint64_t len, bool written)
 	return fd;
 }
 
+/*
+ * FIEMAP on a real file: in the build directory, or in /var/tmp when the
+ * build directory's filesystem has none (tmpfs, some overlays).  A machine
+ * with neither fails the test, saying so: a test that returned early would
+ * count as passed.
+ */
 START_TEST(file_map_real_file)
 {
+	const char *build = getenv("TORPOR_BUILD_ROOT");
+	const char *dirs[] = { build ? build : ".", "/var/tmp" };
 	char path[4096], why[512] = "";
 	struct bd_map m = { 0 };
-	int fd = build_file(path, sizeof(path), 4 * MiB, true);
-	int r = bd_file_map(fd, 4 * MiB, &m, why, sizeof(why));
+	int fd = -1, r = -EOPNOTSUPP;
+	size_t i;
 
-	if (r == -EOPNOTSUPP || r == -ENOTTY) {
-		printf("SKIP: the build directory's filesystem has no FIEMAP: %s\n", why);
-		close(fd);
-		return;
+	for (i = 0; i < 2; i++) {
+		if (fd >= 0)
+			close(fd);
+		fd = build_file_in(dirs[i], path, sizeof(path), 4 * MiB, true);
+		r = bd_file_map(fd, 4 * MiB, &m, why, sizeof(why));
+		if (r != -EOPNOTSUPP && r != -ENOTTY)
+			break;
 	}
-	ck_assert_msg(r == 0, "bd_file_map: %d (%s)", r, why);
+	ck_assert_msg(r == 0, "bd_file_map in %s and in /var/tmp: %d (%s)",
+		      dirs[0], r, why);
 	ck_assert_uint_eq(m.total, 4 * MiB);
 	ck_assert_uint_ge(m.n, 1);
-	for (size_t i = 0; i < m.n; i++)
-		ck_assert_uint_eq(m.runs[i].phys % 512, 0);
+	for (size_t k = 0; k < m.n; k++)
+		ck_assert_uint_eq(m.runs[k].phys % 512, 0);
 	bd_map_clear(&m);
 	close(fd);
 
 	/* A file with holes is refused, with the reason. */
-	fd = build_file(path, sizeof(path), 4 * MiB, false);
+	fd = build_file_in(dirs[i], path, sizeof(path), 4 * MiB, false);
 	ck_assert_int_eq(bd_file_map(fd, 4 * MiB, &m, why, sizeof(why)), -EBADFD);
 	ck_assert_msg(strstr(why, "hole at byte 0"), "why: %s", why);
 	close(fd);
@@ -359,10 +371,7 @@ START_TEST(check_fs_refuses_tmpfs)
 	char why[512] = "";
 	int fd = open("/dev/shm", O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
 
-	if (fd < 0) {
-		printf("SKIP: no tmpfs at /dev/shm: %s\n", strerror(errno));
-		return;
-	}
+	ck_assert_msg(fd >= 0, "a tmpfs file at /dev/shm: %s", strerror(errno));
 	ck_assert_int_eq(bd_check_fs(fd, why, sizeof(why)), -EXDEV);
 	ck_assert_msg(strstr(why, "tmpfs"), "why: %s", why);
 	close(fd);
@@ -697,11 +706,8 @@ START_TEST(ext_super_read_files)
 	snprintf(cmd, sizeof(cmd),
 		 "mkfs.ext4 -q -F -U 01234567-89ab-cdef-0123-456789abcdef %s 4M 2>/dev/null",
 		 path);
-	if (system(cmd) != 0) {
-		printf("SKIP: mkfs.ext4 on a file\n");
-		unlink(path);
-		return;
-	}
+	/* e2fsprogs is one of the packages scripts/install-deps installs. */
+	ck_assert_msg(system(cmd) == 0, "mkfs.ext4 on the file %s", path);
 	ck_assert_int_eq(bd_ext_super_read(path, &sb), 0);
 	ck_assert_uint_eq(sb.uuid[0], 0x01);
 	ck_assert_uint_eq(sb.uuid[15], 0xef);
@@ -723,10 +729,8 @@ START_TEST(ext_super_of_tmpfs)
 	struct bd_ext_super sb;
 	struct statfs sfs;
 
-	if (statfs("/dev/shm", &sfs) < 0) {
-		printf("SKIP: no /dev/shm\n");
-		return;
-	}
+	ck_assert_msg(statfs("/dev/shm", &sfs) == 0, "no /dev/shm: %s",
+		      strerror(errno));
 	ck_assert_int_eq(bd_ext_super_of_path("/dev/shm", dev, sizeof(dev), &sb),
 			 -EMEDIUMTYPE);
 	ck_assert_int_eq(bd_ext_super_of_path("/no/such/path", dev, sizeof(dev), &sb),
