@@ -32,8 +32,10 @@ count_conns(const struct torpord *d)
 	return n;
 }
 
-/* Root, or a member of [torpor] group (primary or supplementary, as the
- * client's process had them when it connected). */
+/* Root, the daemon's own user (who could take over the daemon anyway: a
+ * torpord a user runs on the sim source), or a member of [torpor] group
+ * (primary or supplementary, as the client's process had them when it
+ * connected). */
 static bool
 peer_privileged(const struct torpord *d, int fd, const struct ucred *cred)
 {
@@ -41,7 +43,7 @@ peer_privileged(const struct torpord *d, int fd, const struct ucred *cred)
 	socklen_t len = sizeof(groups);
 	size_t i;
 
-	if (cred->uid == 0)
+	if (cred->uid == 0 || cred->uid == geteuid())
 		return true;
 	if (!d->has_group)
 		return false;
