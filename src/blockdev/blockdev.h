@@ -327,6 +327,30 @@ int bd_check_fs(int fd, char *why, size_t why_size);
  * exists on it. */
 int bd_check_fs_type(unsigned long f_type, char *why, size_t why_size);
 
+/* ---- files on btrfs (btrfs.c) ------------------------------------------- */
+
+/*
+ * FIEMAP on btrfs gives logical addresses, which the chunk tree places on
+ * the filesystem's devices.  A file there can hold an image when the
+ * filesystem has one device, the file is NOCOW and not compressed, and
+ * its data chunks are of the single profile.
+ */
+
+/* The one device of the btrfs filesystem of fd: its id and /dev path.
+ * -EXDEV with the reason when it has several. */
+int bd_btrfs_device(int fd, uint64_t *ret_devid, char *node, size_t node_size,
+		    char *why, size_t why_size);
+
+/* 0 when file fd is NOCOW and not compressed, else -EXDEV and why. */
+int bd_btrfs_file_check(int fd, char *why, size_t why_size);
+
+/* The physical runs on device devid of the logical runs of *logical
+ * (from bd_file_map() on a btrfs file), through the chunk tree (needs
+ * CAP_SYS_ADMIN).  -EXDEV and why when a run lies in a chunk that is not
+ * single-profile data on that device. */
+int bd_btrfs_to_physical(int fd, uint64_t devid, const struct bd_map *logical,
+			 struct bd_map *ret, char *why, size_t why_size);
+
 /* ---- in use by someone else; private files ------------------------------ */
 
 /*
