@@ -113,6 +113,7 @@ locate(const char *p)
 {
 	char why[1024];
 	struct stat st;
+	dev_t rdev;
 	int fd, r;
 
 	snprintf(path, sizeof(path), "%s", p);
@@ -130,17 +131,12 @@ locate(const char *p)
 	}
 	r = check_file(fd, p, &st, why, sizeof(why));
 	if (r == 0)
-		r = bd_file_map(fd, (uint64_t)st.st_size / BD_BLOCK * BD_BLOCK,
-				&space, why, sizeof(why));
+		r = bd_file_place(fd, (uint64_t)st.st_size / BD_BLOCK * BD_BLOCK, false,
+				  &space, dev_path, sizeof(dev_path), &rdev,
+				  why, sizeof(why));
 	close(fd);
 	if (r < 0) {
 		torpor_log(host, NAME, TORPOR_LOG_ERR, "image file %s %s", p, why);
-		return r;
-	}
-	r = bd_devnode(st.st_dev, dev_path, sizeof(dev_path));
-	if (r < 0) {
-		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot find the block device under %s: %m", p);
-		bd_map_clear(&space);
 		return r;
 	}
 	for (size_t i = 0; i < space.n; i++) {

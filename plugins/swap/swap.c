@@ -271,21 +271,18 @@ locate(const char *s)
 		return r;
 	}
 	r = check_swap_file(fd, &st, why, sizeof(why));
+	/* The device that holds the blocks: on btrfs not st_dev, which is
+	 * the filesystem's own number (the kernel's swap area is on the
+	 * device, and SET_SWAP_AREA names that). */
 	if (r == 0)
-		r = bd_file_map(fd, (uint64_t)st.st_size / page * page, &area,
-				why, sizeof(why));
+		r = bd_file_place(fd, (uint64_t)st.st_size / page * page, true, &area,
+				  dev_path, sizeof(dev_path), &dev_rdev,
+				  why, sizeof(why));
 	close(fd);
 	if (r < 0) {
 		torpor_log(host, NAME, TORPOR_LOG_ERR, "swap file %s %s", path, why);
 		return r;
 	}
-	r = bd_devnode(st.st_dev, dev_path, sizeof(dev_path));
-	if (r < 0) {
-		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot find the block device under %s: %m",
-		    path);
-		return r;
-	}
-	dev_rdev = st.st_dev;
 	if (area.n == 0 || area.runs[0].phys % page) {
 		torpor_log(host, NAME, TORPOR_LOG_ERR, "swap file %s does not start on a page boundary of %s",
 		    path, dev_path);

@@ -318,9 +318,23 @@ int bd_image_rewrite_header(struct bd_dev *d, const struct bd_image *im,
 int bd_file_map(int fd, uint64_t len, struct bd_map *ret, char *why,
 		size_t why_size);
 
+/*
+ * Where the bytes [0, len) of file fd lie: the block device that holds
+ * them (its /dev path in node, its number in *ret_dev) and the runs on
+ * it.  bd_file_map() and the device under the filesystem; on btrfs the
+ * filesystem's one device and the chunk tree's places (btrfs.c).
+ * allow_unwritten: take extents allocated and never written (a swap file
+ * made with fallocate, which the kernel's swapon takes too: what is
+ * written and read back goes through the device, never the filesystem).
+ */
+int bd_file_place(int fd, uint64_t len, bool allow_unwritten,
+		  struct bd_map *ret, char *node, size_t node_size,
+		  dev_t *ret_dev, char *why, size_t why_size);
+
 /* Why a file on the filesystem of fd cannot hold an image whose block
- * map must stay put (tmpfs, btrfs, ...): 0 when acceptable, else -EXDEV
- * with the reason in why. */
+ * map must stay put (tmpfs, ZFS, a copy-on-write or compressed file on
+ * btrfs, btrfs over several devices, ...): 0 when acceptable, else
+ * -EXDEV with the reason in why. */
 int bd_check_fs(int fd, char *why, size_t why_size);
 
 /* The same for a filesystem of type f_type (statfs), before any file
@@ -340,6 +354,11 @@ int bd_check_fs_type(unsigned long f_type, char *why, size_t why_size);
  * -EXDEV with the reason when it has several. */
 int bd_btrfs_device(int fd, uint64_t *ret_devid, char *node, size_t node_size,
 		    char *why, size_t why_size);
+
+/* Make the empty file fd NOCOW when it is on btrfs, as a file must be
+ * from its creation to be written in place; 0 elsewhere or when it is
+ * not empty (bd_check_fs() then says what is wrong). */
+int bd_btrfs_make_nocow(int fd, char *why, size_t why_size);
 
 /* 0 when file fd is NOCOW and not compressed, else -EXDEV and why. */
 int bd_btrfs_file_check(int fd, char *why, size_t why_size);

@@ -294,3 +294,27 @@ bd_btrfs_to_physical(int fd, uint64_t devid, const struct bd_map *logical,
 	*ret = m;
 	return 0;
 }
+
+int
+bd_btrfs_make_nocow(int fd, char *why, size_t why_size)
+{
+	struct statfs sf;
+	struct stat st;
+	int flags = 0;
+
+	if (fstatfs(fd, &sf) < 0 || fstat(fd, &st) < 0) {
+		snprintf(why, why_size, "cannot be inspected: %s", strerror(errno));
+		return -errno;
+	}
+	if ((unsigned long)sf.f_type != BTRFS_SUPER_MAGIC || st.st_size != 0)
+		return 0;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0 ||
+	    (!(flags & FS_NOCOW_FL) &&
+	     (flags = (flags | FS_NOCOW_FL) & ~FS_COMPR_FL,
+	      ioctl(fd, FS_IOC_SETFLAGS, &flags) < 0))) {
+		snprintf(why, why_size, "cannot be made NOCOW on btrfs (chattr +C): %s",
+			 strerror(errno));
+		return -errno;
+	}
+	return 0;
+}

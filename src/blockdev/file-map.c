@@ -34,9 +34,9 @@ static const struct {
 	{ FIEMAP_EXTENT_SHARED, "shares an extent with another file (reflink or snapshot): writing it would change the other file too" },
 };
 
-int
-bd_file_map(int fd, uint64_t len, struct bd_map *ret, char *why,
-	    size_t why_size)
+static int
+file_map(int fd, uint64_t len, bool allow_unwritten, struct bd_map *ret,
+	 char *why, size_t why_size)
 {
 	const unsigned count = 256;
 	struct fiemap *fm;
@@ -68,6 +68,9 @@ bd_file_map(int fd, uint64_t len, struct bd_map *ret, char *why,
 
 			for (size_t k = 0; k < sizeof(untrusted_extents) /
 			     sizeof(untrusted_extents[0]); k++) {
+				if (allow_unwritten && untrusted_extents[k].flag ==
+				    FIEMAP_EXTENT_UNWRITTEN)
+					continue;
 				if (e->fe_flags & untrusted_extents[k].flag) {
 					snprintf(why, why_size, "%s (at byte %llu)",
 						 untrusted_extents[k].why,
@@ -113,6 +116,13 @@ out:
 	return 0;
 }
 
+int
+bd_file_map(int fd, uint64_t len, struct bd_map *ret, char *why,
+	    size_t why_size)
+{
+	return file_map(fd, len, false, ret, why, why_size);
+}
+
 #ifndef BCACHEFS_SUPER_MAGIC
 #define BCACHEFS_SUPER_MAGIC 0xca451a4e
 #endif
@@ -132,7 +142,6 @@ bd_check_fs_type(unsigned long f_type, char *why, size_t why_size)
 	} refused[] = {
 		{ TMPFS_MAGIC, "is on tmpfs: its pages live in memory and have no place on a disk" },
 		{ RAMFS_MAGIC, "is on ramfs: its pages live in memory and have no place on a disk" },
-		{ BTRFS_SUPER_MAGIC, "is on btrfs, where copy-on-write, compression and balancing can move its blocks after the block map was taken; torpor refuses btrfs (use a swap partition or another filesystem)" },
 		{ BCACHEFS_SUPER_MAGIC, "is on bcachefs, whose copy-on-write moves blocks" },
 		{ ZFS_SUPER_MAGIC, "is on ZFS, whose copy-on-write moves blocks" },
 		{ OVERLAYFS_SUPER_MAGIC, "is on overlayfs: name the file on its underlying filesystem" },
@@ -169,6 +178,15 @@ bd_check_fs(int fd, char *why, size_t why_size)
 		snprintf(why, why_size, "is not a regular file");
 		return -EXDEV;
 	}
+	if ((unsigned long)sf.f_type == BTRFS_SUPER_MAGIC) {
+		uint64_t devid;
+
+		r = bd_btrfs_file_check(fd, why, why_size);
+		if (r == 0)
+			r = bd_btrfs_device(fd, &devid, node, sizeof(node), why,
+					    why_size);
+		return r;
+	}
 	if (bd_devnode(st.st_dev, node, sizeof(node)) < 0) {
 		snprintf(why, why_size,
 			 "lives on device %u:%u, which is not a block device with a node in /dev",
@@ -176,4 +194,51 @@ bd_check_fs(int fd, char *why, size_t why_size)
 		return -EXDEV;
 	}
 	return 0;
+}
+
+int
+bd_file_place(int fd, uint64_t len, bool allow_unwritten, struct bd_map *ret,
+	      char *node, size_t node_size, dev_t *ret_dev, char *why,
+	      size_t why_size)
+{
+	struct bd_map logical = { 0 };
+	struct statfs sf;
+	struct stat st;
+	uint64_t devid;
+	int r;
+
+	if (fstatfs(fd, &sf) < 0 || fstat(fd, &st) < 0) {
+		snprintf(why, why_size, "cannot be inspected: %s", strerror(errno));
+		return -errno;
+	}
+	if ((unsigned long)sf.f_type != BTRFS_SUPER_MAGIC) {
+		r = bd_devnode(st.st_dev, node, node_size);
+		if (r < 0) {
+			snprintf(why, why_size,
+				 "lives on device %u:%u, which is not a block device with a node in /dev",
+				 major(st.st_dev), minor(st.st_dev));
+			return r;
+		}
+		*ret_dev = st.st_dev;
+		return file_map(fd, len, allow_unwritten, ret, why, why_size);
+	}
+	/* btrfs: st_dev is the filesystem's own number, FIEMAP's addresses
+	 * are its logical ones; the chunk tree names the device and the
+	 * places on it. */
+	r = bd_btrfs_file_check(fd, why, why_size);
+	if (r == 0)
+		r = bd_btrfs_device(fd, &devid, node, node_size, why, why_size);
+	if (r == 0 && stat(node, &st) < 0) {
+		r = -errno;
+		snprintf(why, why_size, "is on btrfs device %s, which cannot be examined: %s",
+			 node, strerror(errno));
+	}
+	if (r == 0)
+		r = file_map(fd, len, allow_unwritten, &logical, why, why_size);
+	if (r == 0)
+		r = bd_btrfs_to_physical(fd, devid, &logical, ret, why, why_size);
+	bd_map_clear(&logical);
+	if (r == 0)
+		*ret_dev = st.st_rdev;
+	return r;
 }

@@ -273,7 +273,8 @@ allocate_file(const char *path, uint64_t size)
 	fd = open_image_file(path);
 	if (fd < 0)
 		return fd;
-	if ((r = bd_check_fs(fd, why, sizeof(why))) < 0)
+	if ((r = bd_btrfs_make_nocow(fd, why, sizeof(why))) < 0 ||
+	    (r = bd_check_fs(fd, why, sizeof(why))) < 0)
 		log_error("file-setup: %s %s", path, why);
 	else if (fstat(fd, &st) < 0)
 		r = log_error_errno(-errno, "file-setup: cannot stat %s: %m", path);
@@ -304,21 +305,14 @@ check_and_report(int fd, const char *path, uint64_t size)
 	char why[512], node[PATH_MAX], words[PATH_MAX + 64];
 	struct bd_map map = { 0 };
 	uint32_t page = bd_page_size();
-	struct stat st;
+	dev_t rdev;
 	int r;
 
-	r = bd_file_map(fd, size, &map, why, sizeof(why));
+	r = bd_file_place(fd, size, false, &map, node, sizeof(node), &rdev, why,
+			  sizeof(why));
 	if (r < 0) {
 		log_error("file-setup: %s %s", path, why);
 		return r;
-	}
-	if (fstat(fd, &st) < 0)
-		r = -errno;
-	else
-		r = bd_devnode(st.st_dev, node, sizeof(node));
-	if (r < 0) {
-		bd_map_clear(&map);
-		return log_error_errno(r, "file-setup: cannot find the block device under %s: %m", path);
 	}
 	printf("file-setup: %s: %" PRIu64 " MiB allocated and written, %zu extent%s on %s\n",
 	       path, size >> 20, map.n, map.n == 1 ? "" : "s", node);

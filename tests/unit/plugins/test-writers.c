@@ -348,6 +348,19 @@ make_ext4(const char *name, unsigned mib, char *loop, size_t loop_size,
 	on_cleanup("umount %s", mnt);
 }
 
+/* A single-device btrfs (single data, dup metadata, as mkfs.btrfs makes
+ * on one disk) on a new loop device, mounted. */
+static void
+make_btrfs(const char *name, unsigned mib, char *loop, size_t loop_size,
+	   char *mnt, size_t mnt_size)
+{
+	make_loop(name, mib, loop, loop_size);
+	ck_assert_int_eq(sh("mkfs.btrfs -q -f %s >/dev/null", loop), 0);
+	snprintf(mnt, mnt_size, "%s/%s.mnt", work, name);
+	ck_assert_int_eq(sh("mkdir -p %s && mount %s %s", mnt, loop, mnt), 0);
+	on_cleanup("umount %s", mnt);
+}
+
 static void
 blkid_tag(const char *dev, const char *tag, char *buf, size_t size)
 {
@@ -821,6 +834,58 @@ START_TEST(swap_file_roundtrip)
 }
 END_TEST
 
+/*
+ * A swap file on btrfs, made as btrfs wants one (NOCOW from its creation,
+ * preallocated): the resume words name the filesystem and the header's
+ * physical page as btrfs's own map-swapfile computes it, and the image
+ * goes to the device's blocks of the file through the chunk tree.
+ */
+START_TEST(swap_file_btrfs_roundtrip)
+{
+	char loop[64], mnt[512], sw[600], fsuuid[64], words[512], want[600];
+	char page_no[64], type[64];
+	struct image im = { 0 };
+
+	make_btrfs("fs", 400, loop, sizeof(loop), mnt, sizeof(mnt));
+	blkid_tag(loop, "UUID", fsuuid, sizeof(fsuuid));
+	/* Data first, so that the file does not start where its chunk does. */
+	ck_assert_int_eq(sh("head -c 5M /dev/urandom >%s/before && sync", mnt), 0);
+	snprintf(sw, sizeof(sw), "%s/swapfile", mnt);
+	ck_assert_int_eq(sh("touch %s && chattr +C %s && chmod 600 %s && "
+			    "fallocate -l 48M %s && mkswap %s >/dev/null && sync",
+			    sw, sw, sw, sw, sw), 0);
+	ck_assert_int_eq(sh_out(page_no, sizeof(page_no),
+				"btrfs inspect-internal map-swapfile -r %s", sw), 0);
+	ck_assert_uint_gt(strlen(page_no), 0);
+
+	cfg_set("swap", "device", sw);
+	plugin_open("swap");
+	ck_assert_int_eq(plug->initialise(1), 0);
+	ck_assert_int_eq(W->resume_args(words, sizeof(words)), 0);
+	snprintf(want, sizeof(want), "resume=UUID=%s resume_offset=%s", fsuuid, page_no);
+	ck_assert_str_eq(words, want);
+	write_image(&im, 10 * MiB + 4097, 7000, 23);
+	check_image(&im);
+	plugin_close();
+
+	use_resume_words(words);
+	plugin_open("swap");
+	ck_assert_int_eq(plug->initialise(1), 0);
+	check_image(&im);
+	ck_assert_int_eq(W->invalidate(), 0);
+	ck_assert_int_eq(W->find(), 0);
+	plugin_close();
+
+	ck_assert_int_eq(sh("echo 3 >/proc/sys/vm/drop_caches"), 0);
+	blkid_tag(sw, "TYPE", type, sizeof(type));
+	ck_assert_str_eq(type, "swap");
+	ck_assert_int_eq(sh("swapon %s && swapoff %s", sw, sw), 0);
+	ck_assert_int_eq(sh("umount %s", mnt), 0);
+	ck_assert_int_eq(sh("btrfs check --readonly %s >/dev/null 2>&1", loop), 0);
+	image_free(&im);
+}
+END_TEST
+
 /* ---- file writer ------------------------------------------------------------ */
 
 static void
@@ -883,6 +948,72 @@ START_TEST(file_roundtrip)
 		close(fd);
 		free(b);
 	}
+	image_free(&im);
+}
+END_TEST
+
+/*
+ * The file writer on btrfs: torpor file-setup's way (an empty file made
+ * NOCOW, then allocated and written) gives a file the writer maps through
+ * the chunk tree; the stream lands in the file's own blocks and the other
+ * file is untouched.  A copy-on-write file is refused first, with the
+ * reason.
+ */
+START_TEST(file_btrfs_roundtrip)
+{
+	char loop[64], mnt[512], img[600], other[600], words[512];
+	char sum_other[128], s[128];
+	struct image im = { 0 };
+	uint8_t *b;
+	int fd;
+
+	make_btrfs("fs", 400, loop, sizeof(loop), mnt, sizeof(mnt));
+	snprintf(img, sizeof(img), "%s/image", mnt);
+	snprintf(other, sizeof(other), "%s/other", mnt);
+	ck_assert_int_eq(sh("head -c 5M /dev/urandom >%s && sync", other), 0);
+	sha256_of(sum_other, sizeof(sum_other), other, 0);
+	/* A copy-on-write file: refused before anything is written. */
+	snprintf(img, sizeof(img), "%s/cow", mnt);
+	ck_assert_int_eq(sh("head -c 8M /dev/urandom >%s && chmod 600 %s && sync", img, img), 0);
+	cfg_set("file", "path", img);
+	plugin_open("file");
+	log_reset();
+	ck_assert_int_lt(plug->initialise(1), 0);
+	ck_assert_msg(strstr(logbuf, "is copy-on-write on btrfs"), "log: %s", logbuf);
+	plugin_close();
+
+	snprintf(img, sizeof(img), "%s/image", mnt);
+	ck_assert_int_eq(sh("touch %s && chmod 600 %s && chattr +C %s && "
+			    "head -c 40M /dev/urandom >%s && sync", img, img, img, img), 0);
+
+	cfg_set("file", "path", img);
+	plugin_open("file");
+	ck_assert_int_eq(plug->initialise(1), 0);
+	write_image(&im, 12 * MiB + 333, 6000, 7);
+	check_image(&im);
+	ck_assert_int_eq(W->resume_args(words, sizeof(words)), 0);
+	plugin_close();
+
+	use_resume_words(words);
+	cfg_set("file", "path", "/nonexistent");
+	plugin_open("file");
+	ck_assert_int_eq(plug->initialise(1), 0);
+	check_image(&im);
+	plugin_close();
+
+	/* Through the filesystem, after its cache is gone: the stream is in
+	 * the file's blocks. */
+	ck_assert_int_eq(sh("echo 3 >/proc/sys/vm/drop_caches"), 0);
+	b = malloc(4096);
+	fd = open(img, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_eq(pread(fd, b, 4096, 4096), 4096);
+	ck_assert_mem_eq(b, im.stream, 4096);
+	close(fd);
+	free(b);
+	sha256_of(s, sizeof(s), other, 0);
+	ck_assert_str_eq(s, sum_other);
+	ck_assert_int_eq(sh("umount %s", mnt), 0);
+	ck_assert_int_eq(sh("btrfs check --readonly %s >/dev/null 2>&1", loop), 0);
 	image_free(&im);
 }
 END_TEST
@@ -1372,9 +1503,10 @@ add(Suite *s, const char *name, const TTest *t)
 static void
 require_tools(void)
 {
-	if (sh("command -v losetup mkswap swapon mkfs.ext4 e2fsck blkid filefrag >/dev/null 2>&1") != 0)
+	if (sh("command -v losetup mkswap swapon mkfs.ext4 e2fsck blkid filefrag mkfs.btrfs btrfs chattr >/dev/null 2>&1") != 0)
 		unit_skip("the writer tests need losetup, mkswap, swapon, "
-			  "mkfs.ext4, e2fsck, blkid and filefrag");
+			  "mkfs.ext4, e2fsck, blkid, filefrag, mkfs.btrfs, "
+			  "btrfs and chattr");
 }
 
 Suite *writers_root_suite(void);
@@ -1395,6 +1527,8 @@ writers_root_suite(void)
 	add(s, "swap-disappears", swap_area_disappears);
 	add(s, "swap-file", swap_file_roundtrip);
 	add(s, "file", file_roundtrip);
+	add(s, "swap-file-btrfs", swap_file_btrfs_roundtrip);
+	add(s, "file-btrfs", file_btrfs_roundtrip);
 	add(s, "file-enospc", file_too_small);
 	add(s, "file-unwritten", file_unwritten_refused);
 	add(s, "file-sparse", file_sparse_refused);
