@@ -21,6 +21,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -332,9 +333,13 @@ find_swap(struct setup *st)
 		uint64_t size, used;
 
 		if (sscanf(line, "%4095s %31s %" SCNu64 " %" SCNu64, name, type,
-			   &size, &used) != 4 || used > size ||
-		    strncmp(name, "/dev/zram", 9) == 0)
+			   &size, &used) != 4 || used > size)
 			continue;
+		if (strncmp(name, "/dev/zram", 9) == 0) {
+			printf("setup: active swap %s is zram, compressed RAM that a power-off empties: never a place for the image\n",
+			       name);
+			continue;
+		}
 		printf("setup: active swap %s (%s): %" PRIu64 " MiB free\n", name,
 		       type, (size - used) >> 10);
 		if ((size - used) * 1024 < st->need || (size - used) * 1024 <= best)
@@ -367,6 +372,31 @@ existing_parent(const char *path, char *buf, size_t size)
 	snprintf(buf, size, "/");
 }
 
+/* On btrfs the file can hold an image when the filesystem has one device
+ * (file-setup makes it NOCOW; the writer refuses dup or RAID data when it
+ * maps it): say so, or why not. */
+static int
+check_btrfs(const struct statfs *sf, const char *dir, char *why, size_t size)
+{
+	char node[PATH_MAX];
+	uint64_t devid;
+	int fd, r;
+
+	if ((unsigned long)sf->f_type != BTRFS_SUPER_MAGIC)
+		return 0;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, size, "cannot be opened: %s", strerror(errno));
+		return -errno;
+	}
+	r = bd_btrfs_device(fd, &devid, node, sizeof(node), why, size);
+	close(fd);
+	if (r == 0)
+		printf("setup: %s is on btrfs on %s: the image file will be NOCOW (written in place), mapped through btrfs's chunk tree\n",
+		       dir, node);
+	return r;
+}
+
 /* No swap with room: a file for the file writer, on a filesystem whose
  * blocks stay put and with room for it. */
 static int
@@ -389,7 +419,8 @@ plan_file(struct setup *st)
 	existing_parent(st->file_path, dir, sizeof(dir));
 	if (statfs(dir, &sf) < 0 || statvfs(dir, &sv) < 0)
 		return log_error_errno(-errno, "setup: cannot inspect %s: %m", dir);
-	if (bd_check_fs_type((unsigned long)sf.f_type, why, sizeof(why)) < 0) {
+	if (bd_check_fs_type((unsigned long)sf.f_type, why, sizeof(why)) < 0 ||
+	    check_btrfs(&sf, dir, why, sizeof(why)) < 0) {
 		log_error("setup: no active swap area has room for the image, and no usable image file can be made: %s %s",
 			  dir, why);
 		return -EXDEV;

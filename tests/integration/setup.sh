@@ -209,4 +209,28 @@ t_run setup --yes --size 96M
 expect_rc 0 "file, again"
 expect_out "file-setup: $ROOT/var/lib/torpor/image: 96 MiB allocated and written" "file, again"
 expect_out '^hibernate \(test\): [0-9]+ pages' "file, again: hibernate --test"
+umount "$ROOT/var/lib"
+
+# The same on btrfs (Fedora's default root, with zram swap only): the
+# zram area is passed over with the reason, the file is made NOCOW and
+# the test cycle runs.
+if command -v mkfs.btrfs >/dev/null && { grep -qw btrfs /proc/filesystems || modprobe btrfs 2>/dev/null; }; then
+	make_loop btrfs 400 || { echo "FAIL: losetup"; exit 1; }
+	make_root
+	printf 'Filename\tType\tSize\tUsed\tPriority\n/dev/zram0\tpartition\t8388604\t0\t100\n' >"$ROOT/proc/swaps"
+	mkdir -p "$ROOT/var/lib"
+	mkfs.btrfs -q -f "$LOOP" >/dev/null && mount "$LOOP" "$ROOT/var/lib" ||
+		{ echo "FAIL: btrfs"; exit 1; }
+	UNDO+=("umount $ROOT/var/lib")
+	t_run setup --yes
+	expect_rc 0 "btrfs"
+	expect_out "active swap /dev/zram0 is zram, compressed RAM that a power-off empties: never a place for the image" "btrfs: zram passed over"
+	expect_out "setup: $ROOT/var/lib is on btrfs on $LOOP: the image file will be NOCOW" "btrfs: said"
+	expect_out "file-setup: $ROOT/var/lib/torpor/image: [0-9]+ MiB allocated and written, [0-9]+ extents? on $LOOP" "btrfs: made"
+	lsattr "$ROOT/var/lib/torpor/image" | grep -q '^[^ ]*C' || fail "btrfs: the image file is not NOCOW"
+	expect_out '^hibernate \(test\): [0-9]+ pages' "btrfs: hibernate --test"
+	umount "$ROOT/var/lib"
+else
+	echo "SKIP (part): no btrfs here (mkfs.btrfs or the kernel's)"
+fi
 finish
