@@ -53,6 +53,7 @@ static bool have_space;
 static struct bd_dev dev;
 static struct bd_stream out;
 static bool reserved;
+static bool unmoved;			/* the map checked again since reserve */
 static uint64_t next_at;		/* file byte of the next stream block */
 
 static struct bd_image img;
@@ -253,6 +254,7 @@ file_reserve(uint64_t expected)
 	bd_stream_start(&out, BD_BLOCK);
 	next_at = BD_BLOCK;
 	reserved = true;
+	unmoved = false;
 	return 0;
 }
 
@@ -288,11 +290,62 @@ emit_stream(void *ctx, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/*
+ * The first write comes after the freeze: map the file again and refuse
+ * to write when its blocks are no longer where reserve() found them (a
+ * defragmenter or a btrfs balance between the map and the freeze, or the
+ * file replaced), as the old places may now hold other files.
+ */
+static int
+check_unmoved(void)
+{
+	struct bd_map now = { 0 };
+	char why[1024], node[PATH_MAX];
+	dev_t rdev;
+	bool same;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0) {
+		r = -errno;
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r,
+				 "image file %s cannot be opened again after the freeze: %m", path);
+		return r;
+	}
+	r = bd_file_place(fd, space.total, false, &now, node, sizeof(node),
+			  &rdev, why, sizeof(why));
+	close(fd);
+	if (r < 0) {
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "image file %s %s (mapped again after the freeze)",
+			   path, why);
+		return r;
+	}
+	same = strcmp(node, dev_path) == 0 && now.n == space.n;
+	for (size_t i = 0; same && i < now.n; i++)
+		same = now.runs[i].phys == space.runs[i].phys &&
+		       now.runs[i].len == space.runs[i].len;
+	bd_map_clear(&now);
+	if (!same) {
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "image file %s moved between the start of the cycle and the freeze (defragmented, balanced or replaced): nothing written; hibernate again",
+			   path);
+		return -ESTALE;
+	}
+	return 0;
+}
+
 static int
 file_write(const void *buf, size_t len)
 {
+	int r;
+
 	if (!reserved)
 		return -EINVAL;
+	if (!unmoved) {
+		r = check_unmoved();
+		if (r < 0)
+			return r;
+		unmoved = true;
+	}
 	return bd_stream_write(&out, buf, len, emit_stream, &next_at);
 }
 
@@ -347,6 +400,12 @@ file_commit(const void *header, size_t len)
 
 	if (!reserved)
 		return -EINVAL;
+	if (!unmoved) {		/* an image with no stream written */
+		r = check_unmoved();
+		if (r < 0)
+			return r;
+		unmoved = true;
+	}
 	r = bd_stream_flush(&out, emit_stream, &next_at);
 	if (r < 0)
 		return r;

@@ -1018,6 +1018,44 @@ START_TEST(file_btrfs_roundtrip)
 }
 END_TEST
 
+/*
+ * The file moves after reserve() (here: replaced by a file of the same
+ * name in other blocks, as a defragmenter or a btrfs balance would move
+ * it): the first write, after the freeze, maps it again and refuses,
+ * and neither the new file nor the old blocks are written.
+ */
+START_TEST(file_moved_refused)
+{
+	char loop[64], mnt[512], img[600], before[128], after[128];
+	uint8_t *b;
+
+	make_ext4("fs", 128, loop, sizeof(loop), mnt, sizeof(mnt));
+	snprintf(img, sizeof(img), "%s/image", mnt);
+	ck_assert_int_eq(sh("dd if=/dev/urandom of=%s bs=1M count=24 status=none conv=fsync && chmod 600 %s",
+			    img, img), 0);
+	cfg_set("file", "path", img);
+	plugin_open("file");
+	ck_assert_int_eq(plug->initialise(1), 0);
+	ck_assert_int_eq(W->reserve(4 * MiB), 0);
+	/* Moved: the old blocks are kept busy by another file so that the
+	 * new one lands elsewhere. */
+	ck_assert_int_eq(sh("mv %s %s.old && dd if=/dev/urandom of=%s bs=1M count=24 status=none conv=fsync && chmod 600 %s",
+			    img, img, img, img), 0);
+	sha256_of(before, sizeof(before), img, 0);
+	b = aligned_alloc(4096, 64 * 1024);
+	memset(b, 0x5a, 64 * 1024);
+	log_reset();
+	ck_assert_int_eq(W->write(b, 64 * 1024), -ESTALE);
+	ck_assert_msg(strstr(logbuf, "moved between the start of the cycle and the freeze"),
+		      "log: %s", logbuf);
+	free(b);
+	plugin_close();
+	ck_assert_int_eq(sh("echo 3 >/proc/sys/vm/drop_caches"), 0);
+	sha256_of(after, sizeof(after), img, 0);
+	ck_assert_str_eq(after, before);
+}
+END_TEST
+
 START_TEST(file_too_small)
 {
 	char loop[64], mnt[512], img[600], want[700];
@@ -1529,6 +1567,7 @@ writers_root_suite(void)
 	add(s, "file", file_roundtrip);
 	add(s, "swap-file-btrfs", swap_file_btrfs_roundtrip);
 	add(s, "file-btrfs", file_btrfs_roundtrip);
+	add(s, "file-moved", file_moved_refused);
 	add(s, "file-enospc", file_too_small);
 	add(s, "file-unwritten", file_unwritten_refused);
 	add(s, "file-sparse", file_sparse_refused);
