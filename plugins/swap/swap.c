@@ -336,7 +336,7 @@ swap_initialise(int starting_cycle)
 		return r < 0 ? r : 0;
 	s = configured_area(picked, sizeof(picked));
 	if (!s) {
-		torpor_log(host, NAME, TORPOR_LOG_ERR, "no [swap] device= configured and no active swap area (other than zram) to choose");
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "no [swap] device= configured and no active swap area to choose: zram does not count, as a power-off empties it (name a swap partition or file in [swap] device=, or let torpor setup make an image file for the file writer)");
 		return -ENODEV;
 	}
 	if (s == picked)
