@@ -52,4 +52,6 @@ expect_rc 1 "file-setup on a btrfs of two devices"
 expect_err "is on a btrfs filesystem of 2 devices: an image needs one device it can name at boot" \
 	"the refusal says why"
 umount "$mnt" || fail "umount"
+# The scanned devices go with their loop devices.
+UNDO+=("btrfs device scan --forget")
 finish

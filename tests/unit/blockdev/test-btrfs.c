@@ -71,10 +71,12 @@ static void
 teardown(void)
 {
 	/* Whatever a test left: unmount, detach every loop device over its
-	 * files, remove them. */
+	 * files, remove them, and make btrfs forget the devices it scanned
+	 * (a later filesystem on the same loop device is another one). */
 	if (sh("umount %s/mnt 2>/dev/null; for f in %s/*.img; do "
 	       "losetup -j \"$f\" -O NAME -n | xargs -r -n1 losetup -d; done; "
-	       "rm -rf %s", work, work, work) != 0)
+	       "rm -rf %s; btrfs device scan --forget >/dev/null 2>&1",
+	       work, work, work) != 0)
 		fprintf(stderr, "test-btrfs: cleaning %s failed\n", work);
 }
 
