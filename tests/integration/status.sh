@@ -119,6 +119,27 @@ zram)
 	expect_rc 1 "zram"
 	expect_out "zram is not a hibernation target" "zram"
 	;;
+zram-swap)
+	# Fedora's default: swap on zram only.  status names it and says the
+	# image never goes there; the configured writer is unchanged.
+	fake_sysroot
+	printf 'Filename\tType\tSize\tUsed\tPriority\n/dev/zram0\tpartition\t8388604\t0\t100\n' \
+		>"$SYSROOT/proc/swaps"
+	export TORPOR_TEST_SYSROOT="$SYSROOT"
+	t_run status torpor status
+	expect_rc 0 "zram swap"
+	expect_out "^zram: +/dev/zram0 \\(8192\\.0 MiB\\) active as swap: compressed RAM, which a power-off empties, so never the image's place$" \
+		"zram swap named"
+	t_run status-json torpor status --json
+	python3 - "$OUT" <<'PY' || fail "zram swap: JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["zram_swap"] == "/dev/zram0 (8192.0 MiB)", d["zram_swap"]
+PY
+	printf 'Filename\tType\tSize\tUsed\tPriority\n' >"$SYSROOT/proc/swaps"
+	t_run status torpor status
+	grep -q '^zram:' "$OUT" && fail "a zram line without zram"
+	;;
 test-image)
 	t_run hib torpor hibernate --direct
 	expect_rc 0 "hibernate"

@@ -97,6 +97,7 @@ struct status {
 	struct last_cycle last;
 	char *info;			/* the plugins' debug info */
 	struct logind_view logind;
+	char zram[512];			/* active zram swap areas, "" none */
 };
 
 static double
@@ -306,6 +307,34 @@ check_not_zram(struct status *st, const struct plugin_entry *w)
 	if (strncmp(base, "zram", 4) == 0)
 		add_reason(st, "%s is a zram device: zram is not a hibernation target (its data lives in the RAM that is powered off)",
 			   spec);
+}
+
+/* The zram devices active as swap (Fedora's default swap): named in the
+ * report, since a user who sees swap in `swapon` may expect the image to
+ * go there. */
+static void
+find_zram(struct status *st)
+{
+	char path[PATH_MAX], text[16384], *line, *save = NULL;
+	size_t used = 0;
+
+	sys_path(path, sizeof(path), "/proc/swaps");
+	if (text_read_small(path, text, sizeof(text)) <= 0)
+		return;
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char name[256];
+		unsigned long long kib;
+
+		if (sscanf(line, "%255s %*s %llu", name, &kib) != 2 ||
+		    strncmp(name, "/dev/zram", 9) != 0)
+			continue;
+		used += (size_t)snprintf(st->zram + used, sizeof(st->zram) - used,
+					 "%s%s (%.1f MiB)", used ? ", " : "",
+					 name, (double)kib / 1024.0);
+		if (used >= sizeof(st->zram))
+			break;
+	}
 }
 
 /* The expected image and its stored size: the last cycle's ratio when one
@@ -601,6 +630,9 @@ print_text(const struct status *st, FILE *out)
 	}
 	if (st->arranged)
 		print_sizes_text(st, out);
+	if (st->zram[0])
+		fprintf(out, "zram:           %s active as swap: compressed RAM, which a power-off empties, so never the image's place\n",
+			st->zram);
 	fprintf(out, "logind:         %s: %s\n", st->logind.answer, st->logind.why);
 	fprintf(out, "hibernate:      %s%s\n", st->n_reasons ? "not possible: " :
 		"possible", st->n_reasons ? st->reasons[0] : "");
@@ -735,7 +767,8 @@ print_json(const struct status *st, FILE *out)
 	json_write_string(out, st->logind.answer);
 	fprintf(out, ", \"why\": ");
 	json_write_string(out, st->logind.why);
-	fprintf(out, "}");
+	fprintf(out, "}, \"zram_swap\": ");
+	json_write_string(out, st->zram);
 	fprintf(out, ", \"can_hibernate\": %s, \"disabled_reason\": ",
 		st->n_reasons ? "false" : "true");
 	json_write_string(out, st->n_reasons ? st->reasons[0] : "");
@@ -765,6 +798,7 @@ status_report(struct torpor_session *s, FILE *out, bool json)
 	st->last_r = -ENOENT;
 	log_capture(st->captured, sizeof(st->captured), true);
 	gather(st);
+	find_zram(st);
 	logind_view(&st->logind, sysroot(), st->location[0] ? st->location : NULL);
 	log_capture(NULL, 0, false);
 	if (json)
