@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
+#include <torpor/plugin-util.h>
+
 #include "blockdev.h"
 
 /* A filesystem with more chunks than this is refused rather than read
@@ -37,22 +39,6 @@ struct chunks {
 	struct chunk *c;
 	size_t n, cap;
 };
-
-static uint64_t
-le64_at(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint16_t
-le16_at(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
 
 static int
 chunks_add(struct chunks *cs, const struct chunk *c)
@@ -84,13 +70,13 @@ parse_chunk(uint64_t logical, const uint8_t *item, uint32_t len,
 	if (len < head + stripe)
 		return -EBADMSG;
 	c->logical = logical;
-	c->len = le64_at(item + offsetof(struct btrfs_chunk, length));
-	c->type = le64_at(item + offsetof(struct btrfs_chunk, type));
-	c->num_stripes = le16_at(item + offsetof(struct btrfs_chunk, num_stripes));
+	c->len = torpor_get_le64(item + offsetof(struct btrfs_chunk, length));
+	c->type = torpor_get_le64(item + offsetof(struct btrfs_chunk, type));
+	c->num_stripes = torpor_get_le16(item + offsetof(struct btrfs_chunk, num_stripes));
 	if (c->num_stripes == 0 || len < head + (size_t)c->num_stripes * stripe)
 		return -EBADMSG;
-	c->devid = le64_at(item + head + offsetof(struct btrfs_stripe, devid));
-	c->phys = le64_at(item + head + offsetof(struct btrfs_stripe, offset));
+	c->devid = torpor_get_le64(item + head + offsetof(struct btrfs_stripe, devid));
+	c->phys = torpor_get_le64(item + head + offsetof(struct btrfs_stripe, offset));
 	return 0;
 }
 

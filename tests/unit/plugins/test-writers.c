@@ -783,9 +783,42 @@ END_TEST
 
 /* ---- swap file ------------------------------------------------------------- */
 
+/* Hibernate to swap file sw: its resume words must be want; an image of
+ * seed's pattern is written and checked. */
+static void
+swap_file_hibernate(const char *sw, const char *want, struct image *im,
+		    int seed)
+{
+	char words[512];
+
+	cfg_set("swap", "device", sw);
+	plugin_open("swap");
+	ck_assert_int_eq(plug->initialise(1), 0);
+	ck_assert_int_eq(W->resume_args(words, sizeof(words)), 0);
+	ck_assert_str_eq(words, want);
+	write_image(im, 10 * MiB + 4097, 7000, seed);
+	check_image(im);
+	plugin_close();
+}
+
+/* The resume side: only the words of the command line (the configured
+ * swap file still names the file whose cache must go); the image is
+ * read back, invalidated and gone. */
+static void
+swap_file_resume(const char *words, struct image *im)
+{
+	use_resume_words(words);
+	plugin_open("swap");
+	ck_assert_int_eq(plug->initialise(1), 0);
+	check_image(im);
+	ck_assert_int_eq(W->invalidate(), 0);
+	ck_assert_int_eq(W->find(), 0);
+	plugin_close();
+}
+
 START_TEST(swap_file_roundtrip)
 {
-	char loop[64], mnt[512], sw[600], fsuuid[64], words[512], want[600];
+	char loop[64], mnt[512], sw[600], fsuuid[64], want[600];
 	char phys[64], type[64], uuid[64];
 	struct image im = { 0 };
 
@@ -800,28 +833,12 @@ START_TEST(swap_file_roundtrip)
 				"filefrag -v %s | awk '$1 == \"0:\" { sub(/\\.\\..*/, \"\", $4); print $4 }'", sw), 0);
 	ck_assert_uint_gt(strlen(phys), 0);
 
-	cfg_set("swap", "device", sw);
-	plugin_open("swap");
-	ck_assert_int_eq(plug->initialise(1), 0);
-	ck_assert_int_eq(W->resume_args(words, sizeof(words)), 0);
 	snprintf(want, sizeof(want), "resume=UUID=%s resume_offset=%s", fsuuid, phys);
-	ck_assert_str_eq(words, want);
-	write_image(&im, 10 * MiB + 4097, 7000, 21);
-	check_image(&im);
-	plugin_close();
+	swap_file_hibernate(sw, want, &im, 21);
 	/* Reading through the file caches torpor's header page ... */
 	blkid_tag(sw, "TYPE", type, sizeof(type));
 	ck_assert_str_ne(type, "swap");
-
-	/* The resume side: only the words of the command line (the
-	 * configured swap file still names the file whose cache must go). */
-	use_resume_words(words);
-	plugin_open("swap");
-	ck_assert_int_eq(plug->initialise(1), 0);
-	check_image(&im);
-	ck_assert_int_eq(W->invalidate(), 0);
-	ck_assert_int_eq(W->find(), 0);
-	plugin_close();
+	swap_file_resume(want, &im);
 
 	blkid_tag(sw, "TYPE", type, sizeof(type));
 	ck_assert_str_eq(type, "swap");
@@ -842,7 +859,7 @@ END_TEST
  */
 START_TEST(swap_file_btrfs_roundtrip)
 {
-	char loop[64], mnt[512], sw[600], fsuuid[64], words[512], want[600];
+	char loop[64], mnt[512], sw[600], fsuuid[64], want[600];
 	char page_no[64], type[64];
 	struct image im = { 0 };
 
@@ -858,23 +875,9 @@ START_TEST(swap_file_btrfs_roundtrip)
 				"btrfs inspect-internal map-swapfile -r %s", sw), 0);
 	ck_assert_uint_gt(strlen(page_no), 0);
 
-	cfg_set("swap", "device", sw);
-	plugin_open("swap");
-	ck_assert_int_eq(plug->initialise(1), 0);
-	ck_assert_int_eq(W->resume_args(words, sizeof(words)), 0);
 	snprintf(want, sizeof(want), "resume=UUID=%s resume_offset=%s", fsuuid, page_no);
-	ck_assert_str_eq(words, want);
-	write_image(&im, 10 * MiB + 4097, 7000, 23);
-	check_image(&im);
-	plugin_close();
-
-	use_resume_words(words);
-	plugin_open("swap");
-	ck_assert_int_eq(plug->initialise(1), 0);
-	check_image(&im);
-	ck_assert_int_eq(W->invalidate(), 0);
-	ck_assert_int_eq(W->find(), 0);
-	plugin_close();
+	swap_file_hibernate(sw, want, &im, 23);
+	swap_file_resume(want, &im);
 
 	ck_assert_int_eq(sh("echo 3 >/proc/sys/vm/drop_caches"), 0);
 	blkid_tag(sw, "TYPE", type, sizeof(type));
