@@ -191,9 +191,11 @@ bd_btrfs_device(int fd, uint64_t *ret_devid, char *node, size_t node_size,
 	struct btrfs_ioctl_dev_info_args di = { 0 };
 
 	if (ioctl(fd, BTRFS_IOC_FS_INFO, &fi) < 0) {
+		int e = errno;
+
 		snprintf(why, why_size, "its btrfs filesystem cannot be inspected (FS_INFO: %s)",
-			 strerror(errno));
-		return -errno;
+			 strerror(e));
+		return -e;
 	}
 	if (fi.num_devices != 1) {
 		snprintf(why, why_size,
@@ -223,9 +225,11 @@ bd_btrfs_file_check(int fd, char *why, size_t why_size)
 	int flags = 0;
 
 	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0) {
+		int e = errno;
+
 		snprintf(why, why_size, "its btrfs attributes cannot be read (GETFLAGS: %s)",
-			 strerror(errno));
-		return -errno;
+			 strerror(e));
+		return -e;
 	}
 	if (flags & FS_COMPR_FL) {
 		snprintf(why, why_size,
@@ -286,21 +290,24 @@ bd_btrfs_make_nocow(int fd, char *why, size_t why_size)
 {
 	struct statfs sf;
 	struct stat st;
-	int flags = 0;
+	int flags = 0, e;
 
 	if (fstatfs(fd, &sf) < 0 || fstat(fd, &st) < 0) {
-		snprintf(why, why_size, "cannot be inspected: %s", strerror(errno));
-		return -errno;
+		e = errno;
+		snprintf(why, why_size, "cannot be inspected: %s", strerror(e));
+		return -e;
 	}
 	if ((unsigned long)sf.f_type != BTRFS_SUPER_MAGIC || st.st_size != 0)
 		return 0;
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0 ||
-	    (!(flags & FS_NOCOW_FL) &&
-	     (flags = (flags | FS_NOCOW_FL) & ~FS_COMPR_FL,
-	      ioctl(fd, FS_IOC_SETFLAGS, &flags) < 0))) {
-		snprintf(why, why_size, "cannot be made NOCOW on btrfs (chattr +C): %s",
-			 strerror(errno));
-		return -errno;
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0) {
+		if (flags & FS_NOCOW_FL)
+			return 0;
+		flags = (flags | FS_NOCOW_FL) & ~FS_COMPR_FL;
+		if (ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0)
+			return 0;
 	}
-	return 0;
+	e = errno;
+	snprintf(why, why_size, "cannot be made NOCOW on btrfs (chattr +C): %s",
+		 strerror(e));
+	return -e;
 }

@@ -168,8 +168,10 @@ bd_check_fs(int fd, char *why, size_t why_size)
 	int r;
 
 	if (fstatfs(fd, &sf) < 0 || fstat(fd, &st) < 0) {
-		snprintf(why, why_size, "cannot be inspected: %s", strerror(errno));
-		return -errno;
+		int e = errno;
+
+		snprintf(why, why_size, "cannot be inspected: %s", strerror(e));
+		return -e;
 	}
 	r = bd_check_fs_type((unsigned long)sf.f_type, why, why_size);
 	if (r < 0)
@@ -208,8 +210,10 @@ bd_file_place(int fd, uint64_t len, bool allow_unwritten, struct bd_map *ret,
 	int r;
 
 	if (fstatfs(fd, &sf) < 0 || fstat(fd, &st) < 0) {
-		snprintf(why, why_size, "cannot be inspected: %s", strerror(errno));
-		return -errno;
+		int e = errno;
+
+		snprintf(why, why_size, "cannot be inspected: %s", strerror(e));
+		return -e;
 	}
 	if ((unsigned long)sf.f_type != BTRFS_SUPER_MAGIC) {
 		r = bd_devnode(st.st_dev, node, node_size);
