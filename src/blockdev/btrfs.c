@@ -233,12 +233,12 @@ bd_btrfs_file_check(int fd, char *why, size_t why_size)
 	}
 	if (flags & FS_COMPR_FL) {
 		snprintf(why, why_size,
-			 "is compressed on btrfs (chattr -c, or a file made with 'torpor file-setup')");
+			 "is compressed on btrfs (remove it and run 'torpor file-setup', which creates it NOCOW and so uncompressed)");
 		return -EXDEV;
 	}
 	if (!(flags & FS_NOCOW_FL)) {
 		snprintf(why, why_size,
-			 "is copy-on-write on btrfs, so a write would move its blocks: it must be NOCOW from its creation ('torpor file-setup' makes it so; chattr +C works only on an empty file)");
+			 "is copy-on-write on btrfs, so a write would move its blocks: it must be NOCOW from its creation (remove it and run 'torpor file-setup', which creates it so; chattr +C works only on an empty file)");
 		return -EXDEV;
 	}
 	return 0;

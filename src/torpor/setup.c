@@ -386,8 +386,9 @@ check_btrfs(const struct statfs *sf, const char *dir, char *why, size_t size)
 		return 0;
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(why, size, "cannot be opened: %s", strerror(errno));
-		return -errno;
+		r = -errno;
+		snprintf(why, size, "cannot be opened: %s", strerror(-r));
+		return r;
 	}
 	r = bd_btrfs_device(fd, &devid, node, sizeof(node), why, size);
 	close(fd);
