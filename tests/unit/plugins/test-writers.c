@@ -337,28 +337,34 @@ make_loop(const char *name, unsigned mib, char *ret, size_t size)
 	on_cleanup("losetup -d %s", ret);
 }
 
+/* A filesystem made by mkfs (a command taking the device last) on a new
+ * loop device of mib MiB, mounted on work/name.mnt. */
 static void
-make_ext4(const char *name, unsigned mib, char *loop, size_t loop_size,
-	  char *mnt, size_t mnt_size)
+make_fs(const char *mkfs, const char *name, unsigned mib, char *loop,
+	size_t loop_size, char *mnt, size_t mnt_size)
 {
 	make_loop(name, mib, loop, loop_size);
-	ck_assert_int_eq(sh("mkfs.ext4 -q -F -b 4096 %s", loop), 0);
+	ck_assert_int_eq(sh("%s %s >/dev/null", mkfs, loop), 0);
 	snprintf(mnt, mnt_size, "%s/%s.mnt", work, name);
 	ck_assert_int_eq(sh("mkdir -p %s && mount %s %s", mnt, loop, mnt), 0);
 	on_cleanup("umount %s", mnt);
 }
 
+static void
+make_ext4(const char *name, unsigned mib, char *loop, size_t loop_size,
+	  char *mnt, size_t mnt_size)
+{
+	make_fs("mkfs.ext4 -q -F -b 4096", name, mib, loop, loop_size, mnt,
+		mnt_size);
+}
+
 /* A single-device btrfs (single data, dup metadata, as mkfs.btrfs makes
- * on one disk) on a new loop device, mounted. */
+ * on one disk). */
 static void
 make_btrfs(const char *name, unsigned mib, char *loop, size_t loop_size,
 	   char *mnt, size_t mnt_size)
 {
-	make_loop(name, mib, loop, loop_size);
-	ck_assert_int_eq(sh("mkfs.btrfs -q -f %s >/dev/null", loop), 0);
-	snprintf(mnt, mnt_size, "%s/%s.mnt", work, name);
-	ck_assert_int_eq(sh("mkdir -p %s && mount %s %s", mnt, loop, mnt), 0);
-	on_cleanup("umount %s", mnt);
+	make_fs("mkfs.btrfs -q -f", name, mib, loop, loop_size, mnt, mnt_size);
 }
 
 static void
