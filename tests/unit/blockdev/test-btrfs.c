@@ -153,61 +153,56 @@ START_TEST(nocow_file_maps_to_its_bytes)
 }
 END_TEST
 
+/* A 1 MiB file work/mnt/name made with attribute attr ("" for none, "+C"
+ * NOCOW, "+c" compressed) is refused with a reason containing want. */
+static void
+expect_refused(const char *name, const char *attr, const char *want)
+{
+	char node[4096], path[4200], why[512] = "";
+	struct bd_map phys = { 0 };
+
+	snprintf(path, sizeof(path), "%s/mnt/%s", work, name);
+	ck_assert_int_eq(sh("touch %s && { [ -z '%s' ] || chattr %s %s; } && "
+			    "head -c 1M /dev/urandom >%s && sync",
+			    path, attr, attr, path, path), 0);
+	ck_assert_int_eq(map_file(path, MiB, node, sizeof(node), &phys, why, sizeof(why)),
+			 -EXDEV);
+	ck_assert_msg(strstr(why, want), "why: %s", why);
+}
+
 START_TEST(cow_and_compressed_refused)
 {
-	char dev[256], node[4096], path[4200], why[512] = "";
-	struct bd_map phys = { 0 };
+	char dev[256];
 
 	make_loop("one", 300, dev, sizeof(dev));
 	ck_assert_int_eq(sh("mkfs.btrfs -q -f %s >/dev/null && mount %s %s/mnt",
 			    dev, dev, work), 0);
-	snprintf(path, sizeof(path), "%s/mnt/cow", work);
-	ck_assert_int_eq(sh("head -c 1M /dev/urandom >%s && sync", path), 0);
-	ck_assert_int_eq(map_file(path, MiB, node, sizeof(node), &phys, why, sizeof(why)),
-			 -EXDEV);
-	ck_assert_msg(strstr(why, "copy-on-write"), "why: %s", why);
-	snprintf(path, sizeof(path), "%s/mnt/compressed", work);
-	ck_assert_int_eq(sh("touch %s && chattr +c %s && head -c 1M /dev/urandom >%s && sync",
-			    path, path, path), 0);
-	ck_assert_int_eq(map_file(path, MiB, node, sizeof(node), &phys, why, sizeof(why)),
-			 -EXDEV);
-	ck_assert_msg(strstr(why, "compressed"), "why: %s", why);
+	expect_refused("cow", "", "copy-on-write");
+	expect_refused("compressed", "+c", "compressed");
 }
 END_TEST
 
 START_TEST(dup_data_refused)
 {
-	char dev[256], node[4096], path[4200], why[512] = "";
-	struct bd_map phys = { 0 };
+	char dev[256];
 
 	make_loop("one", 300, dev, sizeof(dev));
 	ck_assert_int_eq(sh("mkfs.btrfs -q -f -d dup -m dup %s >/dev/null && mount %s %s/mnt",
 			    dev, dev, work), 0);
-	snprintf(path, sizeof(path), "%s/mnt/image", work);
-	ck_assert_int_eq(sh("touch %s && chattr +C %s && head -c 1M /dev/urandom >%s && sync",
-			    path, path, path), 0);
-	ck_assert_int_eq(map_file(path, MiB, node, sizeof(node), &phys, why, sizeof(why)),
-			 -EXDEV);
-	ck_assert_msg(strstr(why, "dup profile"), "why: %s", why);
+	expect_refused("image", "+C", "dup profile");
 }
 END_TEST
 
 START_TEST(two_devices_refused)
 {
-	char a[256], b[256], node[4096], path[4200], why[512] = "";
-	struct bd_map phys = { 0 };
+	char a[256], b[256];
 
 	make_loop("a", 300, a, sizeof(a));
 	make_loop("b", 300, b, sizeof(b));
 	ck_assert_int_eq(sh("mkfs.btrfs -q -f -d single -m raid1 %s %s >/dev/null && "
 			    "btrfs device scan %s %s >/dev/null && mount %s %s/mnt",
 			    a, b, a, b, a, work), 0);
-	snprintf(path, sizeof(path), "%s/mnt/image", work);
-	ck_assert_int_eq(sh("touch %s && chattr +C %s && head -c 1M /dev/urandom >%s && sync",
-			    path, path, path), 0);
-	ck_assert_int_eq(map_file(path, MiB, node, sizeof(node), &phys, why, sizeof(why)),
-			 -EXDEV);
-	ck_assert_msg(strstr(why, "of 2 devices"), "why: %s", why);
+	expect_refused("image", "+C", "of 2 devices");
 }
 END_TEST
 
