@@ -48,10 +48,11 @@ qemu-system-x86_64 -version >/dev/null 2>&1 ||
 # writer: raw | swap | kernel; part: "" (whole disk) or 1 (one partition)
 writer=raw filters="lzo checksum" test_mode=0 boots=3 mem2=$MEM append1= append2=
 flip=0 expect=resume after=poweroff daemon=0 s2h= conf_extra=
-# fs: the writer's storage is a file on an ext4 partition that the host
-# makes: swapfile (a swap file, the swap writer) or imagefile (the file
-# writer's image, made by torpor file-setup); boot 1 mounts it.
-fs=
+# fs: the writer's storage is a file on a partition that the host makes:
+# swapfile (a swap file, the swap writer) or imagefile (the file writer's
+# image, made by torpor file-setup); boot 1 mounts it.  fstype: that
+# partition's filesystem, ext4 or btrfs.  zram: boot 1 also swaps on zram.
+fs= fstype=ext4 zram=0
 # expect_wt: 1, boot 1 must have written on the writer thread (which
 # `auto` turns on with more than one CPU); 0, on the cycle's own thread.
 expect_wt=
@@ -84,6 +85,12 @@ corrupt-swap) writer=swap filters="lz4 checksum" flip=1 expect=refused ;;
 swap-crypt) writer=swap filters="zlib crypt" ;;
 swapfile-lz4) writer=swap fs=swapfile filters="lz4 checksum" append1=torpor.verbose=1 expect_wt=1 ;;
 file-lzo) writer=file fs=imagefile append1=torpor.verbose=1 expect_wt=1 ;;
+# Fedora's layout: btrfs, zram swap, the image in a file on btrfs whose
+# device offsets come from the chunk map.  The swap file is made as
+# Fedora's guide says (btrfs filesystem mkswapfile: NOCOW, fallocated);
+# the image file by torpor file-setup.
+swapfile-btrfs) writer=swap fs=swapfile fstype=btrfs zram=1 filters="lz4 checksum" append1=torpor.verbose=1 expect_wt=1 ;;
+file-btrfs) writer=file fs=imagefile fstype=btrfs zram=1 filters="lz4 checksum" append1=torpor.verbose=1 expect_wt=1 ;;
 # The kernel's own hibernation against torpor's chains: tests/vm/perf.sh.
 perf) writer=swap filters="lz4 lzo" ;;
 power-cut) writer=swap filters="lz4 checksum" expect=cuts ;;
@@ -217,7 +224,8 @@ fi
 
 opt_t=()
 [ "$writer" = kernel ] && opt_t=(-T)
-[ -n "$fs" ] && opt_t+=(-m ext4)
+[ -n "$fs" ] && opt_t+=(-m "$fstype")
+[ "$zram" = 1 ] && opt_t+=(-m zram)
 if ! "$here/build-initramfs.sh" "${opt_t[@]}" "${files[@]}" "$builddir" "$guest" \
 	>"$logdir/build-initramfs.log" 2>&1; then
 	rc=$?
@@ -229,7 +237,7 @@ fi
 kernel=$(cat "$guest/kernel.path")
 initrd=$guest/initramfs.cpio
 
-# --- The ext4 partition of the fs cases, made on the host -----------------
+# --- The filesystem of the fs cases, made on the host ---------------------
 # resume_words: the kernel command line's resume location: the device,
 # or for a file what `torpor resume-args` says (the filesystem's UUID and
 # the file's first page), as a user would put it there.
@@ -244,7 +252,9 @@ make_fs() {
 	local mnt=$logdir/mnt hostconf=$logdir/host.conf rc=0
 	fs_loop || return 1
 	mkdir -p "$mnt"
-	if ! mkfs.ext4 -q -F -b 4096 "$fs_dev" || ! mount "$fs_dev" "$mnt"; then
+	local mkfs=(mkfs.ext4 -q -F -b 4096)
+	[ "$fstype" = btrfs ] && mkfs=(mkfs.btrfs -q -f)
+	if ! "${mkfs[@]}" "$fs_dev" >"$logdir/mkfs.log" 2>&1 || ! mount "$fs_dev" "$mnt"; then
 		losetup -d "$fs_dev"
 		return 1
 	fi
@@ -256,8 +266,12 @@ make_fs() {
 	[ "$fs" = imagefile ] && echo "size = 256M" >>"$hostconf"
 	case $fs in
 	swapfile)
-		dd if=/dev/zero of="$mnt/swapfile" bs=1M count=256 conv=fsync status=none &&
-			chmod 600 "$mnt/swapfile" && mkswap "$mnt/swapfile" >/dev/null || rc=1 ;;
+		if [ "$fstype" = btrfs ]; then
+			btrfs filesystem mkswapfile -s 256m "$mnt/swapfile" >"$logdir/mkswapfile.log" 2>&1 || rc=1
+		else
+			dd if=/dev/zero of="$mnt/swapfile" bs=1M count=256 conv=fsync status=none &&
+				chmod 600 "$mnt/swapfile" && mkswap "$mnt/swapfile" >/dev/null || rc=1
+		fi ;;
 	imagefile)
 		"$builddir/src/torpor/torpor" file-setup --config "$hostconf" >"$logdir/file-setup.log" 2>&1 || rc=1 ;;
 	esac
@@ -267,9 +281,10 @@ make_fs() {
 	return "$rc"
 }
 if [ -n "$fs" ]; then
-	make_fs || { cat "$logdir"/file-setup.log "$logdir"/resume-args.log >&2 2>/dev/null
-		echo "vm: FAIL $case_name: making the ext4 partition failed" >&2; exit 1; }
-	note "storage on ext4: $storage; $resume_words"
+	make_fs || { cat "$logdir"/mkfs.log "$logdir"/mkswapfile.log "$logdir"/file-setup.log \
+			"$logdir"/resume-args.log >&2 2>/dev/null
+		echo "vm: FAIL $case_name: making the $fstype partition failed" >&2; exit 1; }
+	note "storage on $fstype: $storage; $resume_words"
 	# Where the file's first page lies on the disk image.
 	off=$(sed -nE 's/.*resume_offset=([0-9]+).*/\1/p' <<<"$resume_words")
 	fs_page0=$((part_offset + ${off:-0} * 4096))
@@ -287,10 +302,11 @@ boot() {
 	local append="console=ttyS0 quiet loglevel=5 panic=-1 oops=panic no_timer_check"
 	append="$append torpor.case=$case_name torpor.boot=$n $resume_words"
 	case "$fs" in
-	swapfile) append="$append torpor.fs=$dev torpor.swapfile=/mnt/swapfile" ;;
-	imagefile) append="$append torpor.fs=$dev" ;;
+	swapfile) append="$append torpor.fs=$dev torpor.fstype=$fstype torpor.swapfile=/mnt/swapfile" ;;
+	imagefile) append="$append torpor.fs=$dev torpor.fstype=$fstype" ;;
 	*) [ "$writer" = swap ] && append="$append torpor.swap=$dev" ;;
 	esac
+	[ "$zram" = 1 ] && append="$append torpor.zram=1"
 	[ "$test_mode" = 1 ] && append="$append torpor.test=1"
 	[ "$daemon" = 1 ] && append="$append torpor.daemon=1"
 	[ -n "$s2h" ] && append="$append torpor.s2h=$s2h"
@@ -483,6 +499,13 @@ resume)
 	has 2 'VM: hibernate exit 0' || fail "boot 2: the resumed hibernate did not exit 0"
 	check_read_back
 	[ -n "$s2h" ] && check_s2h_boot2
+	if [ "$zram" = 1 ]; then
+		# zram was swapped on ahead of the image's area; status in
+		# the resumed system names it, and the image went to disk.
+		has 1 'VM: zram swap on: /dev/zram0 ' || fail "boot 1: no zram swap"
+		grep -h 'VM-STATUS ' "$logdir/boot2.log" | grep -q '"zram_swap": "/dev/zram0 (' ||
+			fail "boot 2: torpor status --json does not name the zram swap: $(grep -h -o '"zram_swap": "[^"]*"' "$logdir/boot2.log")"
+	fi
 	if [ "$daemon" = 1 ]; then
 		has 2 'torpor: resumed ' ||
 			fail "boot 2: the client did not get torpord's phases after the resume"
@@ -559,12 +582,14 @@ fi
 
 # The file's filesystem: nothing of it changed after the snapshot.
 if [ -n "$fs" ]; then
+	fsck=(e2fsck -fn)
+	[ "$fstype" = btrfs ] && fsck=(btrfs check --readonly)
 	if fs_loop; then
-		e2fsck -fn "$fs_dev" >"$logdir/e2fsck.log" 2>&1 ||
-			fail "e2fsck -fn: the ext4 partition is not clean: $(tail -5 "$logdir/e2fsck.log")"
+		"${fsck[@]}" "$fs_dev" >"$logdir/fsck.log" 2>&1 ||
+			fail "${fsck[*]}: the $fstype partition is not clean: $(tail -5 "$logdir/fsck.log")"
 		losetup -d "$fs_dev"
 	else
-		fail "no loop device for e2fsck"
+		fail "no loop device for the filesystem check"
 	fi
 fi
 
