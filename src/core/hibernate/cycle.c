@@ -37,6 +37,7 @@ struct cycle {
 	struct snapshot *snap;
 	struct cycle_prepared *pre;	/* chain, pool, buffers: built ahead */
 	struct image_header h;
+	char guard_dev[320];		/* the guarded root's device */
 	bool first_pending;	/* the page read ahead not yet streamed */
 	bool reserved, frozen, have_image, committed;
 	bool woke;		/* came back from suspend to RAM, not disk */
@@ -293,8 +294,10 @@ refresh_writer(struct cycle_prepared *p)
 }
 
 /* The root filesystem as it is now, before the freeze, every cycle: a
- * later boot refuses the image if it was mounted since.  A root that is
- * not ext2/3/4 on a block device is not guarded, and that is said. */
+ * later boot refuses the image if it was mounted (ext) or written (btrfs)
+ * since.  A root that is neither ext2/3/4 nor btrfs on a block device is
+ * not guarded, and that is said.  Before the freeze: statfs() on a root
+ * served by a frozen process (FUSE) would never return. */
 static void
 record_root_guard(struct cycle *cy)
 {
@@ -307,9 +310,32 @@ record_root_guard(struct cycle *cy)
 			 why);
 		return;
 	}
+	snprintf(cy->guard_dev, sizeof(cy->guard_dev), "%s", why);
 	bd_format_uuid(cy->h.guard.fs_uuid, uuid, sizeof(uuid));
-	log_debug("root filesystem guard: %s UUID=%s on %s, mounted at %" PRIu64 ", mount count %u",
-		  path, uuid, why, cy->h.guard.mtime, cy->h.guard.mnt_count);
+	if (cy->h.guard.kind == IMAGE_GUARD_BTRFS)
+		log_debug("root filesystem guard: %s btrfs UUID=%s on %s",
+			  path, uuid, why);
+	else
+		log_debug("root filesystem guard: %s UUID=%s on %s, mounted at %" PRIu64 ", mount count %u",
+			  path, uuid, why, cy->h.guard.stamp, cy->h.guard.count);
+}
+
+/* A btrfs root's generation, after the snapshot: the freeze's sync
+ * committed, which moved it.  Read from the device only. */
+static void
+refresh_root_guard(struct cycle *cy)
+{
+	char why[320];
+
+	if (cy->h.guard.kind != IMAGE_GUARD_BTRFS)
+		return;
+	if (root_guard_refresh(&cy->h.guard, cy->guard_dev, why, sizeof(why)) < 0) {
+		log_info("root filesystem guard: none (%s): a later boot cannot tell whether it was written since the image was written",
+			 why);
+		return;
+	}
+	log_debug("root filesystem guard: btrfs generation %" PRIu64 "%s after the snapshot",
+		  cy->h.guard.stamp, cy->h.guard.count ? ", a tree log pending" : "");
 }
 
 /* Open the source and check what the next boot needs; then the prepared
@@ -497,8 +523,11 @@ cycle_stream(struct cycle *cy)
 	int r;
 
 	r = describe_image(cy);
-	if (r >= 0)
+	if (r >= 0) {
+		/* Before the stream: crypt binds the guard to it. */
+		refresh_root_guard(cy);
 		r = chain_start_stream(&cy->pre->chain, &cy->h);
+	}
 	if (r >= 0)
 		r = pool_start(&cy->pre->pool);
 	if (r < 0)

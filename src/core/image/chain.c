@@ -117,8 +117,8 @@ chain_binding(const struct image_header *h, uint8_t **ret, size_t *ret_len)
 	if (guard) {
 		put_le32(p, h->guard.kind), p += 4;
 		memcpy(p, h->guard.fs_uuid, 16), p += 16;
-		put_le64(p, h->guard.mtime), p += 8;
-		put_le32(p, h->guard.mnt_count);
+		put_le64(p, h->guard.stamp), p += 8;
+		put_le32(p, h->guard.count);
 	}
 	*ret = b;
 	*ret_len = len;

@@ -41,8 +41,8 @@
 #define OFF_GUARD		242
 #define GUARD_KIND		0
 #define GUARD_UUID		4
-#define GUARD_MTIME		20
-#define GUARD_MNT_COUNT		28
+#define GUARD_STAMP		20
+#define GUARD_COUNT		28
 #define GUARD_SIZE		32
 /* Where the chain begins: after the guard, or (format 2) the stats. */
 #define OFF_N_CHAIN_V2		242
@@ -143,22 +143,27 @@ encode_guard(uint8_t *p, const struct image_root_guard *g)
 		return;
 	}
 	memcpy(p + GUARD_UUID, g->fs_uuid, 16);
-	torpor_put_le64(p + GUARD_MTIME, g->mtime);
-	torpor_put_le32(p + GUARD_MNT_COUNT, g->mnt_count);
+	torpor_put_le64(p + GUARD_STAMP, g->stamp);
+	torpor_put_le32(p + GUARD_COUNT, g->count);
 }
 
 /* The guard's ranges (encode and parse). */
 static int
 check_guard(const struct image_root_guard *g, char *err, size_t err_size)
 {
-	if (g->kind != IMAGE_GUARD_NONE && g->kind != IMAGE_GUARD_EXT)
+	if (g->kind != IMAGE_GUARD_NONE && g->kind != IMAGE_GUARD_EXT &&
+	    g->kind != IMAGE_GUARD_BTRFS)
 		return fail(-EBADMSG, err, err_size,
-			    "guard kind (offset %d): %u is not 0 (none) or 1 (ext)",
+			    "guard kind (offset %d): %u is not 0 (none), 1 (ext) or 2 (btrfs)",
 			    OFF_GUARD + GUARD_KIND, g->kind);
-	if (g->mnt_count > 65535)
+	if (g->kind == IMAGE_GUARD_EXT && g->count > 65535)
 		return fail(-EBADMSG, err, err_size,
 			    "guard mount count (offset %d): %u is more than 65535",
-			    OFF_GUARD + GUARD_MNT_COUNT, g->mnt_count);
+			    OFF_GUARD + GUARD_COUNT, g->count);
+	if (g->kind == IMAGE_GUARD_BTRFS && g->count > 1)
+		return fail(-EBADMSG, err, err_size,
+			    "guard tree log flag (offset %d): %u is not 0 or 1",
+			    OFF_GUARD + GUARD_COUNT, g->count);
 	return 0;
 }
 
@@ -171,8 +176,8 @@ parse_guard(const uint8_t *p, struct image_root_guard *g, char *err,
 
 	g->kind = torpor_get_le32(p + GUARD_KIND);
 	memcpy(g->fs_uuid, p + GUARD_UUID, 16);
-	g->mtime = torpor_get_le64(p + GUARD_MTIME);
-	g->mnt_count = torpor_get_le32(p + GUARD_MNT_COUNT);
+	g->stamp = torpor_get_le64(p + GUARD_STAMP);
+	g->count = torpor_get_le32(p + GUARD_COUNT);
 	if (g->kind == IMAGE_GUARD_NONE &&
 	    (memcmp(p + GUARD_UUID, zero, sizeof(zero)) != 0))
 		return fail(-EBADMSG, err, err_size,

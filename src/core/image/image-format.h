@@ -48,14 +48,19 @@ struct image_resume_stats {
 /* Root-filesystem guard kinds (doc/image-format.md). */
 #define IMAGE_GUARD_NONE 0u		/* nothing recorded */
 #define IMAGE_GUARD_EXT 1u		/* an ext2/3/4 root filesystem */
+#define IMAGE_GUARD_BTRFS 2u		/* a btrfs root filesystem */
 
 /* The root filesystem as it was when the image was written: a resume over
- * a filesystem mounted since would lose data (format 3). */
+ * a filesystem mounted (ext) or written (btrfs) since would lose data
+ * (format 3). */
 struct image_root_guard {
 	uint32_t kind;			/* IMAGE_GUARD_* */
-	uint8_t fs_uuid[16];		/* the filesystem's UUID */
-	uint64_t mtime;			/* its last mount time (unix time) */
-	uint32_t mnt_count;		/* its mount count, <= 65535 */
+	uint8_t fs_uuid[16];		/* the filesystem's UUID (btrfs: fsid) */
+	uint64_t stamp;			/* ext: its last mount time (unix
+					 * time); btrfs: its generation */
+	uint32_t count;			/* ext: its mount count, <= 65535;
+					 * btrfs: 1 when a tree log was
+					 * pending, else 0 */
 };
 
 struct image_header {

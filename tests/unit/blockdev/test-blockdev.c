@@ -694,6 +694,40 @@ START_TEST(ext_super_parse)
 }
 END_TEST
 
+START_TEST(btrfs_super_parse)
+{
+	uint8_t buf[BD_BTRFS_SUPER_LEN];
+	struct bd_btrfs_super sb, untouched;
+
+	memset(buf, 0, sizeof(buf));
+	for (int i = 0; i < 16; i++)
+		buf[0x20 + i] = (uint8_t)(0x40 + i);
+	put_le(buf + 0x30, 65536, 8);		/* this copy's own offset */
+	memcpy(buf + 0x40, "_BHRfS_M", 8);
+	put_le(buf + 0x48, 0x123456789ull, 8);
+	ck_assert_int_eq(bd_btrfs_super_parse(buf, sizeof(buf), &sb), 0);
+	ck_assert_uint_eq(sb.generation, 0x123456789ull);
+	ck_assert(!sb.log_pending);
+	ck_assert_uint_eq(sb.fsid[0], 0x40);
+	ck_assert_uint_eq(sb.fsid[15], 0x4f);
+	/* An fsync since the last commit left a tree log. */
+	put_le(buf + 0x60, 30572544, 8);
+	ck_assert_int_eq(bd_btrfs_super_parse(buf, sizeof(buf), &sb), 0);
+	ck_assert(sb.log_pending);
+	memset(&untouched, 0x5a, sizeof(untouched));
+	sb = untouched;
+	ck_assert_int_eq(bd_btrfs_super_parse(buf, sizeof(buf) - 1, &sb), -ENODATA);
+	ck_assert_int_eq(bd_btrfs_super_parse(NULL, sizeof(buf), &sb), -ENODATA);
+	/* A backup copy (at 64 MiB) read at 64 KiB, or no magic: not it. */
+	put_le(buf + 0x30, 64ull << 20, 8);
+	ck_assert_int_eq(bd_btrfs_super_parse(buf, sizeof(buf), &sb), -ENOENT);
+	put_le(buf + 0x30, 65536, 8);
+	buf[0x40] = 'x';
+	ck_assert_int_eq(bd_btrfs_super_parse(buf, sizeof(buf), &sb), -ENOENT);
+	ck_assert_mem_eq(&sb, &untouched, sizeof(sb));
+}
+END_TEST
+
 /* A real mkfs.ext4 image (a regular file: no root needed), a swap area,
  * and a truncated image, read through bd_ext_super_read(). */
 START_TEST(ext_super_read_files)
@@ -761,6 +795,7 @@ blockdev_suite(void)
 	tcase_add_test(tc, in_use_fake_sysfs);
 	tcase_add_test(tc, private_files);
 	tcase_add_test(tc, ext_super_parse);
+	tcase_add_test(tc, btrfs_super_parse);
 	tcase_add_test(tc, ext_super_read_files);
 	tcase_add_test(tc, ext_super_of_tmpfs);
 	suite_add_tcase(s, tc);

@@ -132,8 +132,8 @@ make_header(struct image_header *h, bool with_blobs)
 	h->guard.kind = IMAGE_GUARD_EXT;
 	for (int i = 0; i < 16; i++)
 		h->guard.fs_uuid[i] = (uint8_t)(0x30 + i);
-	h->guard.mtime = 0x1234567890ull;	/* past 2038: the high bits */
-	h->guard.mnt_count = 65535;
+	h->guard.stamp = 0x1234567890ull;	/* past 2038: the high bits */
+	h->guard.count = 65535;
 }
 
 static uint8_t *
@@ -251,8 +251,8 @@ assert_headers_equal(const struct image_header *a, const struct image_header *b)
 	ck_assert_uint_eq(a->stats.stored_bytes_read, b->stats.stored_bytes_read);
 	ck_assert_uint_eq(a->guard.kind, b->guard.kind);
 	ck_assert_mem_eq(a->guard.fs_uuid, b->guard.fs_uuid, 16);
-	ck_assert_uint_eq(a->guard.mtime, b->guard.mtime);
-	ck_assert_uint_eq(a->guard.mnt_count, b->guard.mnt_count);
+	ck_assert_uint_eq(a->guard.stamp, b->guard.stamp);
+	ck_assert_uint_eq(a->guard.count, b->guard.count);
 }
 
 static void assert_encode_einval(struct image_header *h);
@@ -267,7 +267,7 @@ START_TEST(binding_covers_guard)
 
 	make_header(&h, false);
 	ck_assert_int_eq(chain_binding(&h, &a, &la), 0);
-	h.guard.mnt_count--;
+	h.guard.count--;
 	ck_assert_int_eq(chain_binding(&h, &b, &lb), 0);
 	ck_assert_uint_eq(la, lb);
 	ck_assert_int_ne(memcmp(a, b, la), 0);
@@ -325,13 +325,13 @@ START_TEST(header_without_guard)
 
 	make_header(&h, false);
 	memset(&h.guard, 0, sizeof(h.guard));
-	h.guard.mtime = 5;	/* not written: kind 0 has no values */
+	h.guard.stamp = 5;	/* not written: kind 0 has no values */
 	buf = encode(&h, &len);
 	for (size_t i = D_GUARD; i < D_N_CHAIN; i++)
 		ck_assert_uint_eq(buf[i], 0);
 	ck_assert_int_eq(image_header_parse(buf, len, &p, err, sizeof(err)), 0);
 	ck_assert_uint_eq(p.guard.kind, IMAGE_GUARD_NONE);
-	ck_assert_uint_eq(p.guard.mtime, 0);
+	ck_assert_uint_eq(p.guard.stamp, 0);
 	image_header_clear(&p);
 	/* Bytes under kind 0 are refused: one encoding per header. */
 	buf[D_GUARD + 20] = 1;
@@ -344,9 +344,32 @@ END_TEST
 
 START_TEST(parse_bad_guard)
 {
-	refuse32(D_GUARD, 2, "guard kind");
+	refuse32(D_GUARD, 3, "guard kind");
 	refuse32(D_GUARD, 0xffffffffu, "guard kind");
 	refuse32(D_GUARD + 28, 65536, "guard mount count");
+}
+END_TEST
+
+/* A btrfs guard: its generation in the 64-bit slot, its tree log flag
+ * (0 or 1) in the 32-bit one. */
+START_TEST(btrfs_guard_round_trip)
+{
+	struct image_header h, p;
+	char err[256];
+	size_t len;
+	uint8_t *buf;
+
+	make_header(&h, false);
+	h.guard.kind = IMAGE_GUARD_BTRFS;
+	h.guard.stamp = 0xfedcba9876543210ull;
+	h.guard.count = 1;
+	buf = encode(&h, &len);
+	memset(&p, 0, sizeof(p));
+	ck_assert_int_eq(image_header_parse(buf, len, &p, err, sizeof(err)), 0);
+	assert_headers_equal(&h, &p);
+	image_header_clear(&p);
+	image_header_clear(&h);
+	free(buf);
 }
 END_TEST
 
@@ -479,8 +502,9 @@ START_TEST(encode_rejects_out_of_range)
 	make_header(&h, false); h.format_version = IMAGE_FORMAT_VERSION + 1; assert_encode_einval(&h);
 	make_header(&h, false); h.format_version = IMAGE_FORMAT_VERSION - 1; assert_encode_einval(&h);
 	make_header(&h, false); h.format_version = 0; assert_encode_einval(&h);
-	make_header(&h, false); h.guard.kind = 2; assert_encode_einval(&h);
-	make_header(&h, false); h.guard.mnt_count = 65536; assert_encode_einval(&h);
+	make_header(&h, false); h.guard.kind = 3; assert_encode_einval(&h);
+	make_header(&h, false); h.guard.count = 65536; assert_encode_einval(&h);
+	make_header(&h, false); h.guard.kind = IMAGE_GUARD_BTRFS; h.guard.count = 2; assert_encode_einval(&h);
 	make_header(&h, false); h.flags = 0x2; assert_encode_einval(&h);
 	make_header(&h, false); h.page_size = 8192 + 4096; assert_encode_einval(&h);
 	make_header(&h, false); h.page_size = 2048; assert_encode_einval(&h);
@@ -1315,6 +1339,7 @@ image_format_suite(void)
 	tcase_add_test(tc, parse_bad_kernel_strings);
 	tcase_add_test(tc, parse_bad_chain_count);
 	tcase_add_test(tc, parse_bad_guard);
+	tcase_add_test(tc, btrfs_guard_round_trip);
 	tcase_add_test(tc, parse_bad_entry_names);
 	tcase_add_test(tc, parse_bad_entry_type);
 	tcase_add_test(tc, parse_bad_entry_position);
