@@ -170,8 +170,19 @@ file_initialise(int starting_cycle)
 	if (r == -ENOTBLK)
 		torpor_log(host, NAME, TORPOR_LOG_ERR, "resume= names %s, which is not a block device",
 		    dev_path);
-	if (r == 0)
-		return locate(p && *p ? p : DEFAULT_PATH);
+	if (r == 0) {
+		p = p && *p ? p : DEFAULT_PATH;
+		r = locate(p);
+		/* Waiting would bring nothing: before the root filesystem is
+		 * mounted (torpor-resume in an initramfs) only the command
+		 * line can name the file's place. */
+		if (r == -ENOENT) {
+			torpor_log(host, NAME, TORPOR_LOG_ERR, "the kernel command line names no place for %s either: at boot, before the root filesystem is mounted, only resume= and resume_offset= can (torpor resume-args prints them)",
+			    p);
+			r = -ENOMEDIUM;
+		}
+		return r;
+	}
 	return r < 0 ? r : 0;
 }
 

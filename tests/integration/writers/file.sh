@@ -86,6 +86,17 @@ expect_rc 0 "resume of torpord's image in the new file"
 expect_out 'restored and verified' "torpord's image is in the new file"
 : >"$CMDLINE"
 
+# At boot, before the root filesystem is mounted, the file is not there
+# and a command line without resume= and resume_offset= names no place:
+# torpor-resume says so and waits for nothing (a device it waits for can
+# appear; a path under the unmounted root never does).
+write_config file "path = $WORK/not-mounted/image"
+t_run torpor_resume --wait-device 30
+[ "$rc" -ne 0 ] || fail "no place for the image file: torpor-resume exit 0"
+expect_err "the kernel command line names no place for $WORK/not-mounted/image either: at boot, before the root filesystem is mounted, only resume= and resume_offset= can \\(torpor resume-args prints them\\)" \
+	"no place for the image file: torpor-resume says what names it"
+! grep -q 'waiting up to' "$ERR" || fail "no place for the image file: torpor-resume waited for it"
+
 # fallocate only: unwritten extents are refused with a pointer to file-setup.
 fallocate -l 64M "$mnt/unwritten" || fail "fallocate"
 write_config file "path = $mnt/unwritten"
