@@ -35,11 +35,16 @@
 # hibernates; boot 2 also checks the kernel's suspend lines and the hooks'
 # four calls (suspend, then hibernate).  Booted through the bzImage (S3
 # wakes a PVH-booted guest into a reset, see tests/vm/s2h.sh).
-# then the host checks the root filesystem with e2fsck -fn.
+# distro-btrfs is Fedora's layout on Debian 12 with dracut: the root is
+# btrfs (one partition), swap is zram only, the image goes to a NOCOW file
+# on the root (/var/lib/torpor/image, made by torpor file-setup; its
+# place on the kernel command line, from torpor resume-args); the root
+# filesystem guard records the btrfs generation.
+# Then the host checks the root filesystem with e2fsck -fn (btrfs check).
 #
 # Usage: distro-case.sh CASE SRCDIR BUILDDIR [LOGDIR]
 #   CASE: distro-initramfs-tools | distro-corrupt | distro-dracut |
-#         distro-stale | distro-stale-root |
+#         distro-stale | distro-stale-root | distro-btrfs |
 #         distro-suspend-then-hibernate
 # Exit: 0 passed, 1 failed, 77 QEMU or the package archive is unreachable.
 # Environment: TORPOR_VM_CACHE (default /var/cache/torpor-vm) keeps the
@@ -66,6 +71,9 @@ die() { fail "$*"; exit 1; }
 # default: Debian 12), trixie (Debian 13) or sid (unstable); -efi boots
 # through OVMF instead of SeaBIOS.
 release=bookworm gen=initramfs-tools corrupt=0 stale=0 action=hibernate efi=0
+# layout: swap (an ext4 root, a swap partition) or btrfs (Fedora's: a
+# btrfs root, zram swap only, the image in a NOCOW file on the root).
+layout=swap
 what=${case_name#distro-}
 case "$what" in
 bookworm-* | trixie-* | sid-*) release=${what%%-*} what=${what#*-} ;;
@@ -81,12 +89,14 @@ stale) stale=1 ;;
 stale-root) stale=2 ;;
 dracut) gen=dracut ;;
 dracut-corrupt) gen=dracut corrupt=1 ;;
+btrfs) gen=dracut layout=btrfs ;;
+btrfs-stale-root) gen=dracut layout=btrfs stale=3 ;;
 *) echo "distro-case: unknown case '$case_name'" >&2; exit 1 ;;
 esac
 
 # --- What the case needs on the host -------------------------------------
 if ! command -v qemu-system-x86_64 >/dev/null || ! command -v mmdebstrap >/dev/null ||
-   ! command -v sfdisk >/dev/null || ! ls /boot/vmlinuz-* >/dev/null 2>&1 ||
+   ! command -v sfdisk >/dev/null || ! command -v mkfs.btrfs >/dev/null || ! ls /boot/vmlinuz-* >/dev/null 2>&1 ||
    ! [ -e /usr/share/OVMF/OVMF_CODE_4M.fd ]; then
 	"$here/install-deps.sh"
 	case $? in
@@ -203,22 +213,60 @@ in_guest() {
 # (systemd's swap job still waits its 90 s for the missing device in boot
 # 2, after torpor-stale-image.service is done; a 2 s device timeout was
 # too short for the disk that is there in boot 1 under TCG.)
-swapdev=/dev/vda2 swapopts=sw
+swapdev=/dev/vda2 swapopts=sw swaps_seen=/dev/vda2
+[ "$layout" = btrfs ] && swaps_seen=/dev/zram0
 [ "$stale" != 0 ] && swapdev=/dev/vdb swapopts=sw,nofail
+
+# The btrfs layout's image file, as the guest names it.
+imagefile=/var/lib/torpor/image
+# configure_btrfs: Fedora's layout on Debian: the root on btrfs (fstab,
+# the btrfs module in the initramfs), swap on zram only (a unit doing
+# what Fedora's zram-generator does), the file writer.
+configure_btrfs() {
+	cat >"$root/etc/torpor/torpor.conf" <<-EOF
+	# VM suite case $case_name
+	[torpor]
+	writer = file
+	filters = lz4, checksum
+
+	[file]
+	path = $imagefile
+	size = 384M
+	EOF
+	echo "/dev/vda1 / btrfs defaults 0 0" >"$root/etc/fstab"
+	echo 'add_drivers+=" btrfs "' >"$root/etc/dracut.conf.d/20-torpor-vm-btrfs.conf"
+	cat >"$root/etc/systemd/system/torpor-vm-zram.service" <<-'EOF'
+	[Unit]
+	Description=zram swap, as Fedora's zram-generator makes it
+	DefaultDependencies=no
+	Before=swap.target
+	[Service]
+	Type=oneshot
+	RemainAfterExit=yes
+	ExecStart=/bin/sh -c 'modprobe zram && echo 256M >/sys/block/zram0/disksize && mkswap /dev/zram0 && swapon -p 100 /dev/zram0'
+	[Install]
+	WantedBy=swap.target
+	EOF
+	in_guest systemctl enable -q torpor-vm-zram.service
+}
 
 # The configuration, step by step as README.md gives it.
 configure_guest() {
 	mkdir -p "$root/etc/torpor"
-	cat >"$root/etc/torpor/torpor.conf" <<-EOF
-	# VM suite case $case_name
-	[torpor]
-	writer = swap
-	filters = lz4, checksum
+	if [ "$layout" = btrfs ]; then
+		configure_btrfs
+	else
+		cat >"$root/etc/torpor/torpor.conf" <<-EOF
+		# VM suite case $case_name
+		[torpor]
+		writer = swap
+		filters = lz4, checksum
 
-	[swap]
-	device = $swapdev
-	EOF
-	echo "$swapdev none swap $swapopts 0 0" >>"$root/etc/fstab"
+		[swap]
+		device = $swapdev
+		EOF
+		echo "$swapdev none swap $swapopts 0 0" >>"$root/etc/fstab"
+	fi
 	if [ "$gen" = initramfs-tools ]; then
 		echo "RESUME=none" >"$root/etc/initramfs-tools/conf.d/resume"
 		# The suite's own: only the modules this guest needs, so
@@ -270,7 +318,9 @@ if [ "$gen" = initramfs-tools ]; then
 else
 	in_guest lsinitrd "/boot/initrd.img-$kver" >"$logdir/initrd.list" 2>/dev/null
 fi
-for want in sbin/torpor-resume torpor/plugins/swap.so torpor/plugins/lz4.so \
+writer_so=swap.so
+[ "$layout" = btrfs ] && writer_so=file.so
+for want in sbin/torpor-resume torpor/plugins/$writer_so torpor/plugins/lz4.so \
 	    torpor/plugins/checksum.so liblz4.so libgcrypt.so libinih.so \
 	    etc/torpor/torpor.conf; do
 	grep -q -- "$want" "$logdir/initrd.list" || fail "the initramfs lacks $want"
@@ -278,27 +328,77 @@ done
 grep -q 'torpor/plugins/zlib.so' "$logdir/initrd.list" &&
 	fail "the initramfs has a plugin the chain does not use (zlib)"
 
+# make_btrfs_root: the guest's tree as a btrfs partition (mkfs.btrfs
+# --rootdir on an image of its own, copied in at the partition's start),
+# then its image file made by torpor file-setup on the host's mount of it,
+# as `torpor setup` makes it; the kernel command line's words from
+# `torpor resume-args`, as a user adds them to the boot loader's.
+make_btrfs_root() {
+	local part=$logdir/root.btrfs mnt=$logdir/mnt hostconf=$logdir/host.conf loop off rc=0
+	rm -f "$part"
+	truncate -s $((root_sectors * 512)) "$part"
+	mkfs.btrfs -q -f --rootdir "$root" "$part" >"$logdir/mkfs.log" 2>&1 || return 1
+	dd if="$part" of="$disk" bs=1M seek=$((root_start / 2048)) conv=notrunc,sparse status=none || return 1
+	rm -f "$part"
+	loop=$(losetup -f --show -o $((root_start * 512)) --sizelimit $((root_sectors * 512)) "$disk") ||
+		return 1
+	mkdir -p "$mnt"
+	mount "$loop" "$mnt" || { losetup -d "$loop"; return 1; }
+	printf '[torpor]\nsnapshot = sim\nwriter = file\nfilters =\nplugin_dir = %s\n\n[file]\npath = %s\nsize = 384M\n' \
+		"$builddir/plugins" "$mnt$imagefile" >"$hostconf"
+	"$builddir/src/torpor/torpor" file-setup --config "$hostconf" >"$logdir/file-setup.log" 2>&1 || rc=1
+	[ "$rc" = 0 ] && resume_words=$("$builddir/src/torpor/torpor" resume-args --config "$hostconf" 2>>"$logdir/file-setup.log") ||
+		rc=1
+	umount "$mnt"
+	losetup -d "$loop"
+	[ "$rc" = 0 ] || { cat "$logdir/file-setup.log" >&2; return 1; }
+	off=$(sed -nE 's/.*resume_offset=([0-9]+).*/\1/p' <<<"$resume_words")
+	[ -n "$off" ] || return 1
+	image_at=$((root_start * 512 + off * 4096))
+}
+
 # --- The disk: ext4 root on vda1, swap on vda2 ----------------------------
+# (btrfs: one btrfs partition, vda1, over both.)
 root_start=2048 root_sectors=$((1536 * 2048)) swap_sectors=$((768 * 2048))
 swap_start=$((root_start + root_sectors))
 rm -f "$disk"
 truncate -s $(((swap_start + swap_sectors) * 512)) "$disk"
-printf 'label: dos\n%s,%s,83\n%s,%s,82\n' "$root_start" "$root_sectors" \
-	"$swap_start" "$swap_sectors" | sfdisk -q "$disk" || die "sfdisk failed"
-mkfs.ext4 -q -F -E offset=$((root_start * 512)) -d "$root" "$disk" \
-	$((root_sectors / 2))k || die "mkfs.ext4 -d failed"
-truncate -s $((swap_sectors * 512)) "$logdir/swap.img"
-mkswap -q "$logdir/swap.img" >/dev/null || die "mkswap failed"
-dd if="$logdir/swap.img" of="$disk" bs=4096 count=1 seek=$((swap_start / 8)) \
-	conv=notrunc 2>/dev/null
-rm -rf "$root"
-swapdisk=$logdir/swap.img swap_at=0 disks=("$disk" "$swapdisk")
-if [ "$stale" = 0 ]; then
-	rm -f "$swapdisk"
-	swapdisk=$disk swap_at=$((swap_start * 512)) disks=("$disk")
+resume_words= image_at=
+if [ "$layout" = btrfs ]; then
+	root_sectors=$((root_sectors + swap_sectors))
+	printf 'label: dos\n%s,%s,83\n' "$root_start" "$root_sectors" | sfdisk -q "$disk" ||
+		die "sfdisk failed"
+	make_btrfs_root || die "making the btrfs root failed"
+	rm -rf "$root"
+	swapdisk=$disk disks=("$disk")
+	note "btrfs root: $imagefile at byte $image_at of the disk; $resume_words"
+else
+	printf 'label: dos\n%s,%s,83\n%s,%s,82\n' "$root_start" "$root_sectors" \
+		"$swap_start" "$swap_sectors" | sfdisk -q "$disk" || die "sfdisk failed"
+	mkfs.ext4 -q -F -E offset=$((root_start * 512)) -d "$root" "$disk" \
+		$((root_sectors / 2))k || die "mkfs.ext4 -d failed"
+	truncate -s $((swap_sectors * 512)) "$logdir/swap.img"
+	mkswap -q "$logdir/swap.img" >/dev/null || die "mkswap failed"
+	dd if="$logdir/swap.img" of="$disk" bs=4096 count=1 seek=$((swap_start / 8)) \
+		conv=notrunc 2>/dev/null
+	rm -rf "$root"
+	swapdisk=$logdir/swap.img swap_at=0 disks=("$disk" "$swapdisk")
+	if [ "$stale" = 0 ]; then
+		rm -f "$swapdisk"
+		swapdisk=$disk swap_at=$((swap_start * 512)) disks=("$disk")
+	fi
 fi
 swap_tail() {
 	dd if="$swapdisk" bs=1 skip=$((swap_at + 4086)) count=10 2>/dev/null | tr -d '\0'
+}
+# stored: "image" when the storage holds an image, else "none" (the swap
+# signature is back, or the image file's signature gone).
+stored() {
+	if [ "$layout" = btrfs ]; then
+		[ "$(dd if="$disk" bs=1 skip="$image_at" count=8 2>/dev/null | tr -d '\0')" = TORPORF1 ]
+	else
+		[ "$(swap_tail)" != SWAPSPACE2 ]
+	fi && echo image || echo none
 }
 
 # --- Booting --------------------------------------------------------------
@@ -306,6 +406,7 @@ swap_tail() {
 boot() {
 	local n=$1 limit=$(($2 * scale))
 	local append="root=/dev/vda1 ro console=ttyS0 quiet loglevel=4 panic=-1"
+	[ "$layout" = btrfs ] && append="$append rootfstype=btrfs ${boot_words-$resume_words}"
 	append="$append systemd.show_status=false torpor.boot=$n torpor.action=$action ${TORPOR_VM_APPEND:-}"
 	note "boot $n (timeout ${limit}s)"
 	qemu_boot "$logdir/boot$n.log" "$limit" "$MEM" "$kernel" "$initrd" "$append" "${disks[@]}"
@@ -395,7 +496,7 @@ else
 	check_s2h_boot1
 fi
 has 1 'TORPOR-VM: resumed' && fail "boot 1: the hibernation returned instead of powering off"
-[ "$(swap_tail)" != SWAPSPACE2 ] || fail "after boot 1 the swap area holds no image"
+[ "$(stored)" = image ] || fail "after boot 1 the $layout storage holds no image"
 [ "$failures" = 0 ] || exit 1
 
 if [ "$corrupt" = 1 ]; then
@@ -506,10 +607,42 @@ stale_root_boots() {
 		tee "$logdir/timing-stale-root.txt"
 }
 
+# distro-btrfs-stale-root: the image stays on the root it was written
+# from, so only the guard can stop its resume over a root written since.
+#   boot 2  the boot loader's entry lacks the image's place (an older
+#           entry) and torpor-stale-image.service is masked (README: "to
+#           keep such images"): a normal boot, which writes the root
+#   boot 3  with the place: torpor-resume finds the image and refuses it
+#           as stale (the btrfs generation moved), discards it; a normal
+#           boot, the data written in boot 1 there, no failed unit
+btrfs_stale_root_boots() {
+	local refused='torpor: the hibernation image was refused; booting normally'
+	local why='image refused: the root filesystem \(btrfs\) UUID=[0-9a-f-]+ on /dev/vda1 was written since this image was written \(generation [0-9]+; the image expects [0-9]+\): the image is stale and is discarded'
+
+	boot_words="systemd.mask=torpor-stale-image.service" boot 2 400
+	boot2_secs=$boot_secs
+	has 2 'MARKER-AFTER' && fail "boot 2 resumed without the image's place"
+	has 2 'TORPOR-VM: normal boot 2 ' || fail "boot 2 did not boot normally"
+	[ "$(stored)" = image ] || fail "boot 2 discarded the image (torpor-stale-image.service was masked)"
+	boot 3 400
+	has 3 'MARKER-AFTER' && fail "boot 3 resumed a stale image"
+	has 3 "$refused" || fail "boot 3: no console line saying the image was refused"
+	has 3 "$why" || fail "boot 3: the refusal does not say that the btrfs root was written since: $(grep -ah 'refused' "$logdir/boot3.log" | head -3)"
+	has 3 "TORPOR-VM: normal boot 3 swaps=$swaps_seen" || fail "boot 3: swap is not active"
+	has 3 'TORPOR-VM: status-image=none' ||
+		fail "boot 3: torpor status: $(grep -h 'status-image=' "$logdir/boot3.log")"
+	has 3 "TORPOR-VM: data=$data" || fail "boot 3: the data written before hibernation is lost"
+	has 3 'TORPOR-VM: failed-units=$' ||
+		fail "boot 3: failed units: $(grep -h 'failed-units=' "$logdir/boot3.log")"
+	[ "$(stored)" = none ] || fail "after boot 3 the image file still holds the stale image"
+}
+
 if [ "$stale" = 1 ]; then
 	stale_boots
 elif [ "$stale" = 2 ]; then
 	stale_root_boots
+elif [ "$stale" = 3 ]; then
+	btrfs_stale_root_boots
 else
 	# Boot 2: the initramfs resumes (or refuses the corrupt image).
 	boot 2 400
@@ -530,9 +663,9 @@ else
 		has 2 'MARKER-AFTER' && fail "boot 2 resumed a corrupt image"
 		has 2 'torpor: the hibernation image was refused; booting normally' ||
 			fail "boot 2: no console line saying the image was refused"
-		has 2 'TORPOR-VM: normal boot 2 swaps=/dev/vda2' ||
+		has 2 "TORPOR-VM: normal boot 2 swaps=$swaps_seen" ||
 			fail "boot 2: swap is not active after the refusal"
-		[ "$(swap_tail)" = SWAPSPACE2 ] || fail "after the refusal the swap signature is not back"
+		[ "$(stored)" = none ] || fail "after the refusal the $layout storage still holds the image"
 	fi
 
 	# Boot 3: nothing left to resume, a normal boot.
@@ -541,11 +674,11 @@ else
 		has 3 'MARKER-AFTER' && fail "boot 3 resumed again"
 		has 3 'torpor: no hibernation image to resume; booting normally' ||
 			fail "boot 3: no console line saying there was no image"
-		has 3 'TORPOR-VM: normal boot 3 swaps=/dev/vda2' || fail "boot 3: swap is not active"
+		has 3 "TORPOR-VM: normal boot 3 swaps=$swaps_seen" || fail "boot 3: swap is not active"
 		has 3 "TORPOR-VM: data=$data" || fail "boot 3: the data written before hibernation is lost"
 		has 3 'TORPOR-VM: failed-units=$' ||
 			fail "boot 3: failed units: $(grep -h 'failed-units=' "$logdir/boot3.log")"
-		[ "$(swap_tail)" = SWAPSPACE2 ] || fail "after boot 3 the swap signature is not back"
+		[ "$(stored)" = none ] || fail "after boot 3 the $layout storage still holds an image"
 	fi
 
 fi
@@ -566,8 +699,10 @@ done
 # The root filesystem, checked from the host after the last power-off.
 dd if="$disk" of="$logdir/rootfs.img" bs=1M skip=$((root_start / 2048)) \
 	count=$((root_sectors / 2048)) conv=sparse 2>/dev/null
-e2fsck -fn "$logdir/rootfs.img" >"$logdir/e2fsck.log" 2>&1 ||
-	{ cat "$logdir/e2fsck.log" >&2; fail "the root filesystem is not clean"; }
+fsck=(e2fsck -fn)
+[ "$layout" = btrfs ] && fsck=(btrfs check --readonly)
+"${fsck[@]}" "$logdir/rootfs.img" >"$logdir/fsck.log" 2>&1 ||
+	{ cat "$logdir/fsck.log" >&2; fail "${fsck[*]}: the root filesystem is not clean"; }
 rm -f "$logdir/rootfs.img"
 
 # Figures: boot to marker, trigger to power-off, boot to marker back.

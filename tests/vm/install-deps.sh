@@ -11,7 +11,7 @@
 set -eu
 
 pkgs=(qemu-system-x86 linux-image-amd64 busybox-static xz-utils cpio kmod
-	mmdebstrap fdisk e2fsprogs ovmf)
+	mmdebstrap fdisk e2fsprogs btrfs-progs ovmf)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -31,7 +31,7 @@ MEM=512
 . "$here/qemu-lib.sh"
 
 # --- Can QEMU run at all? (the only reason to skip) -----------------------
-if ! command -v qemu-system-x86_64 >/dev/null ||
+if ! command -v qemu-system-x86_64 >/dev/null || ! command -v mkfs.btrfs >/dev/null ||
    ! ls /boot/vmlinuz-* >/dev/null 2>&1 || ! command -v busybox >/dev/null; then
 	"$here/install-deps.sh"
 	case $? in
