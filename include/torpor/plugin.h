@@ -441,6 +441,19 @@ struct torpor_plugin {
 	 * image. */
 	int (*read_consumed)(const uint8_t uuid[16], void *buf, size_t size,
 			     size_t *ret_len);
+
+	/* ---- writers, appended: the last look before the snapshot ------- */
+
+	/* Optional.  User space is frozen and the snapshot not yet taken:
+	 * the last moment a writer may ask a filesystem anything.  After
+	 * the snapshot the kernel keeps its own freezable threads and
+	 * workqueues frozen until the power-off, so a filesystem call that
+	 * needs one (btrfs reads its trees through such workqueues) never
+	 * returns; and anything written through a filesystem then is lost to
+	 * the resumed kernel.  A writer whose storage lies inside a
+	 * filesystem checks here that it is still where reserve() found it.
+	 * An error aborts the cycle, which thaws user space again. */
+	int (*frozen)(void);
 };
 
 /* The entry point's type. */

@@ -302,10 +302,14 @@ emit_stream(void *ctx, const uint8_t *p, size_t n)
 }
 
 /*
- * The first write comes after the freeze: map the file again and refuse
- * to write when its blocks are no longer where reserve() found them (a
- * defragmenter or a btrfs balance between the map and the freeze, or the
- * file replaced), as the old places may now hold other files.
+ * User space is frozen, the snapshot not yet taken: map the file again and
+ * refuse to write when its blocks are no longer where reserve() found them
+ * (a defragmenter or a btrfs balance between the map and the freeze, or
+ * the file replaced), as the old places may now hold other files.  Not at
+ * the first write: that comes after the snapshot, when the kernel's
+ * freezable workqueues stay frozen, and btrfs's FIEMAP and tree search
+ * wait for them forever once the tree blocks are out of the cache (the
+ * snapshot's preallocation drops caches).
  */
 static int
 check_unmoved(void)
@@ -345,18 +349,23 @@ check_unmoved(void)
 }
 
 static int
-file_write(const void *buf, size_t len)
+file_frozen(void)
 {
 	int r;
 
 	if (!reserved)
 		return -EINVAL;
-	if (!unmoved) {
-		r = check_unmoved();
-		if (r < 0)
-			return r;
-		unmoved = true;
-	}
+	r = check_unmoved();
+	unmoved = r == 0;
+	return r;
+}
+
+static int
+file_write(const void *buf, size_t len)
+{
+
+	if (!reserved || !unmoved)
+		return -EINVAL;
 	return bd_stream_write(&out, buf, len, emit_stream, &next_at);
 }
 
@@ -409,14 +418,8 @@ file_commit(const void *header, size_t len)
 	uint64_t at;
 	int r;
 
-	if (!reserved)
+	if (!reserved || !unmoved)
 		return -EINVAL;
-	if (!unmoved) {		/* an image with no stream written */
-		r = check_unmoved();
-		if (r < 0)
-			return r;
-		unmoved = true;
-	}
 	r = bd_stream_flush(&out, emit_stream, &next_at);
 	if (r < 0)
 		return r;
@@ -678,6 +681,7 @@ static const struct torpor_plugin file_plugin = {
 	.free_space = file_free_space,
 	.consume = file_consume,
 	.read_consumed = file_read_consumed,
+	.frozen = file_frozen,
 };
 
 TORPOR_PLUGIN_REGISTER(file_plugin)

@@ -422,7 +422,9 @@ cycle_freeze(struct cycle *cy)
 	if (r < 0)
 		return log_error_errno(r, "could not freeze user space: %m");
 	cy->frozen = true;
-	return 0;
+	/* The writer's last look at its filesystem: after the snapshot the
+	 * kernel's freezable threads stay frozen. */
+	return plugin_frozen(cy->pre->chain.writer);
 }
 
 /* Returns with *in_suspend = 1 after the snapshot, and again with 0 in the

@@ -378,6 +378,17 @@ plugin_resume_args(const struct plugin_entry *e, char *buf, size_t size)
 }
 
 int
+plugin_frozen(const struct plugin_entry *e)
+{
+	int r;
+
+	if (!e->ops.frozen)
+		return 0;
+	r = e->ops.frozen();
+	return r < 0 ? failed(e, "frozen", r, "refused the hibernation after the freeze") : 0;
+}
+
+int
 plugins_sleep_event(const struct registry *r, int event, const char *action)
 {
 	bool pre = event == TORPOR_SLEEP_PRE;
