@@ -55,6 +55,10 @@
  */
 int bd_resolve(const char *spec, char *buf, size_t size);
 
+/* bd_resolve() of UUID= with these 16 bytes; -ENODEV when no device has
+ * it. */
+int bd_resolve_uuid(const uint8_t uuid[16], char *buf, size_t size);
+
 /* bd_resolve(), then the number of the block device it names into *ret:
  * -ENOTBLK when the path is something else. */
 int bd_resolve_dev(const char *spec, char *buf, size_t size, dev_t *ret);

@@ -98,15 +98,12 @@ int
 bd_btrfs_super_find(const uint8_t fsid[16], char *dev_buf, size_t dev_size,
 		    struct bd_btrfs_super *ret)
 {
-	char spec[48], text[40];
 	struct bd_btrfs_super sb;
 	int r;
 
-	bd_format_uuid(fsid, text, sizeof(text));
-	snprintf(spec, sizeof(spec), "UUID=%s", text);
-	r = bd_resolve(spec, dev_buf, dev_size);
+	r = bd_resolve_uuid(fsid, dev_buf, dev_size);
 	if (r < 0)
-		return r == -ENOENT ? -ENODEV : r;
+		return r;
 	r = bd_btrfs_super_read(dev_buf, &sb);
 	if (r == -ENOENT || (r == 0 && memcmp(sb.fsid, fsid, 16) != 0))
 		return -ENODEV;

@@ -89,15 +89,12 @@ int
 bd_ext_super_find(const uint8_t uuid[16], char *dev_buf, size_t dev_size,
 		  struct bd_ext_super *ret)
 {
-	char spec[48], text[40];
 	struct bd_ext_super sb;
 	int r;
 
-	bd_format_uuid(uuid, text, sizeof(text));
-	snprintf(spec, sizeof(spec), "UUID=%s", text);
-	r = bd_resolve(spec, dev_buf, dev_size);
+	r = bd_resolve_uuid(uuid, dev_buf, dev_size);
 	if (r < 0)
-		return r == -ENOENT ? -ENODEV : r;
+		return r;
 	r = bd_ext_super_read(dev_buf, &sb);
 	/* Another kind of filesystem (or a swap area) with that UUID is
 	 * not the one recorded. */

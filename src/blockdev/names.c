@@ -342,6 +342,18 @@ bd_resolve(const char *spec, char *buf, size_t size)
 }
 
 int
+bd_resolve_uuid(const uint8_t uuid[16], char *buf, size_t size)
+{
+	char spec[48], text[40];
+	int r;
+
+	bd_format_uuid(uuid, text, sizeof(text));
+	snprintf(spec, sizeof(spec), "UUID=%s", text);
+	r = bd_resolve(spec, buf, size);
+	return r == -ENOENT ? -ENODEV : r;
+}
+
+int
 bd_resolve_dev(const char *spec, char *buf, size_t size, dev_t *ret)
 {
 	struct stat st;

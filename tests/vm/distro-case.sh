@@ -217,22 +217,23 @@ swapdev=/dev/vda2 swapopts=sw swaps_seen=/dev/vda2
 [ "$layout" = btrfs ] && swaps_seen=/dev/zram0
 [ "$stale" != 0 ] && swapdev=/dev/vdb swapopts=sw,nofail
 
+# guest_conf WRITER LINE...: torpor.conf as README.md gives it, with
+# LINEs in the writer's section.
+guest_conf() {
+	local w=$1
+	shift
+	printf '# VM suite case %s\n[torpor]\nwriter = %s\nfilters = lz4, checksum\n\n[%s]\n' \
+		"$case_name" "$w" "$w"
+	printf '%s\n' "$@"
+} >"$root/etc/torpor/torpor.conf"
+
 # The btrfs layout's image file, as the guest names it.
 imagefile=/var/lib/torpor/image
 # configure_btrfs: Fedora's layout on Debian: the root on btrfs (fstab,
 # the btrfs module in the initramfs), swap on zram only (a unit doing
 # what Fedora's zram-generator does), the file writer.
 configure_btrfs() {
-	cat >"$root/etc/torpor/torpor.conf" <<-EOF
-	# VM suite case $case_name
-	[torpor]
-	writer = file
-	filters = lz4, checksum
-
-	[file]
-	path = $imagefile
-	size = 384M
-	EOF
+	guest_conf file "path = $imagefile" "size = 384M"
 	echo "/dev/vda1 / btrfs defaults 0 0" >"$root/etc/fstab"
 	echo 'add_drivers+=" btrfs "' >"$root/etc/dracut.conf.d/20-torpor-vm-btrfs.conf"
 	cat >"$root/etc/systemd/system/torpor-vm-zram.service" <<-'EOF'
@@ -256,15 +257,7 @@ configure_guest() {
 	if [ "$layout" = btrfs ]; then
 		configure_btrfs
 	else
-		cat >"$root/etc/torpor/torpor.conf" <<-EOF
-		# VM suite case $case_name
-		[torpor]
-		writer = swap
-		filters = lz4, checksum
-
-		[swap]
-		device = $swapdev
-		EOF
+		guest_conf swap "device = $swapdev"
 		echo "$swapdev none swap $swapopts 0 0" >>"$root/etc/fstab"
 	fi
 	if [ "$gen" = initramfs-tools ]; then

@@ -34,6 +34,20 @@ root_guard_path(enum torpor_snapshot_kind kind)
 	return "/";
 }
 
+/* A recorded guard; its device into why. */
+static int
+guard_set(struct image_root_guard *g, uint32_t kind, const uint8_t uuid[16],
+	  uint64_t stamp, uint32_t count, const char *dev, char *why,
+	  size_t why_size)
+{
+	g->kind = kind;
+	memcpy(g->fs_uuid, uuid, sizeof(g->fs_uuid));
+	g->stamp = stamp;
+	g->count = count;
+	snprintf(why, why_size, "%s", dev);
+	return 0;
+}
+
 /* The btrfs filesystem at path, when the root is one. */
 static int
 record_btrfs(const char *path, struct image_root_guard *ret, char *why,
@@ -54,12 +68,8 @@ record_btrfs(const char *path, struct image_root_guard *ret, char *why,
 			 path, strerror(-r));
 	if (r < 0)
 		return r;
-	ret->kind = IMAGE_GUARD_BTRFS;
-	memcpy(ret->fs_uuid, sb.fsid, sizeof(ret->fs_uuid));
-	ret->stamp = sb.generation;
-	ret->count = sb.log_pending;
-	snprintf(why, why_size, "%s", dev);
-	return 0;
+	return guard_set(ret, IMAGE_GUARD_BTRFS, sb.fsid, sb.generation,
+			 sb.log_pending, dev, why, why_size);
 }
 
 int
@@ -82,12 +92,8 @@ root_guard_record(const char *path, struct image_root_guard *ret,
 			 path, dev, strerror(-r));
 	if (r < 0)
 		return r;
-	ret->kind = IMAGE_GUARD_EXT;
-	memcpy(ret->fs_uuid, sb.uuid, sizeof(ret->fs_uuid));
-	ret->stamp = sb.mtime;
-	ret->count = sb.mnt_count;
-	snprintf(why, why_size, "%s", dev);
-	return 0;
+	return guard_set(ret, IMAGE_GUARD_EXT, sb.uuid, sb.mtime, sb.mnt_count,
+			 dev, why, why_size);
 }
 
 int

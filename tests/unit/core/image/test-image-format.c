@@ -257,6 +257,23 @@ assert_headers_equal(const struct image_header *a, const struct image_header *b)
 
 static void assert_encode_einval(struct image_header *h);
 
+/* h encoded and parsed back is h; h is cleared. */
+static void
+assert_round_trip(struct image_header *h)
+{
+	struct image_header p;
+	char err[256];
+	size_t len;
+	uint8_t *buf = encode(h, &len);
+
+	memset(&p, 0, sizeof(p));
+	ck_assert_int_eq(image_header_parse(buf, len, &p, err, sizeof(err)), 0);
+	assert_headers_equal(h, &p);
+	image_header_clear(&p);
+	image_header_clear(h);
+	free(buf);
+}
+
 /* The chain binding (what crypt authenticates) covers the guard when
  * there is one, and is the format 2 binding, byte for byte, without. */
 START_TEST(binding_covers_guard)
@@ -354,22 +371,13 @@ END_TEST
  * (0 or 1) in the 32-bit one. */
 START_TEST(btrfs_guard_round_trip)
 {
-	struct image_header h, p;
-	char err[256];
-	size_t len;
-	uint8_t *buf;
+	struct image_header h;
 
 	make_header(&h, false);
 	h.guard.kind = IMAGE_GUARD_BTRFS;
 	h.guard.stamp = 0xfedcba9876543210ull;
 	h.guard.count = 1;
-	buf = encode(&h, &len);
-	memset(&p, 0, sizeof(p));
-	ck_assert_int_eq(image_header_parse(buf, len, &p, err, sizeof(err)), 0);
-	assert_headers_equal(&h, &p);
-	image_header_clear(&p);
-	image_header_clear(&h);
-	free(buf);
+	assert_round_trip(&h);
 }
 END_TEST
 
@@ -442,10 +450,7 @@ END_TEST
 
 START_TEST(header_misc_before_writer_and_odd_geometry)
 {
-	struct image_header h, p;
-	char err[256];
-	size_t len;
-	uint8_t *buf;
+	struct image_header h;
 
 	make_header(&h, false);
 	h.page_size = 65536;
@@ -457,13 +462,7 @@ START_TEST(header_misc_before_writer_and_odd_geometry)
 	h.n_chain = 2;
 	set_entry(&h.chain[0], "a-0", 3, 0, 0, 0);
 	set_entry(&h.chain[1], "raw", 2, 1, IMAGE_MAX_BLOB, 9);
-	buf = encode(&h, &len);
-	memset(&p, 0, sizeof(p));
-	ck_assert_int_eq(image_header_parse(buf, len, &p, err, sizeof(err)), 0);
-	assert_headers_equal(&h, &p);
-	image_header_clear(&p);
-	image_header_clear(&h);
-	free(buf);
+	assert_round_trip(&h);
 }
 END_TEST
 
