@@ -363,7 +363,6 @@ file_frozen(void)
 static int
 file_write(const void *buf, size_t len)
 {
-
 	if (!reserved || !unmoved)
 		return -EINVAL;
 	return bd_stream_write(&out, buf, len, emit_stream, &next_at);

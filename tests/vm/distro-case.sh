@@ -174,6 +174,7 @@ root=$logdir/root
 disk=$logdir/disk.img
 cleanup() {
 	rm -rf "$root"
+	rm -f "$disk.before" "$logdir/swap.img.before"
 	[ "${TORPOR_VM_KEEP_DISK:-0}" = 1 ] || rm -f "$disk" "$logdir/swap.img"
 }
 trap cleanup EXIT

@@ -53,9 +53,20 @@ stamp_lines() {
 # now and then hits an int3 of its own code patching (text_poke) while it
 # unpacks the initramfs (seen once in a normal boot).  Its log is kept as
 # LOG.panicked.
+#
+# The retry starts from the disks as they were before the stopped boot
+# (a sparse copy of each, about a second): a guest that stopped after it
+# had written its image would otherwise be resumed by its own retry.
 vm_retry_stopped=1
 qemu_boot() {
-	local why= keep=
+	local why= keep= d
+	if [ "$vm_retry_stopped" = 1 ]; then
+		for d in "${@:7}"; do
+			cp --sparse=always "$d" "$d.before" ||
+				{ echo "vm: cannot keep a copy of $d for a retry" >&2
+				  boot_rc=1 boot_secs=0; return 1; }
+		done
+	fi
 	qemu_boot_once "$@"
 	[ "$vm_retry_stopped" = 1 ] || return 0
 	if [ "$boot_rc" = 124 ] && guest_stopped "$1" "$2"; then
@@ -63,10 +74,16 @@ qemu_boot() {
 	elif guest_early_panic "$1"; then
 		why="the kernel panicked before user space started" keep=panicked
 	else
+		for d in "${@:7}"; do
+			rm -f "$d.before"
+		done
 		return 0
 	fi
-	echo "VM-RETRY $case_name: $why ($(basename "$1"), -smp $vm_smp; log kept as $1.$keep): booting it again"
+	echo "VM-RETRY $case_name: $why ($(basename "$1"), -smp $vm_smp; log kept as $1.$keep): booting it again from the disks as they were"
 	mv "$1" "$1.$keep"
+	for d in "${@:7}"; do
+		mv -f "$d.before" "$d"
+	done
 	qemu_boot_once "$@"
 }
 

@@ -411,6 +411,7 @@ on_exit() {
 		done
 		echo "vm: $case_name: $failures failure(s); logs in $logdir" >&2
 	fi
+	rm -f "$disk.before"
 	[ "${TORPOR_VM_KEEP_DISK:-0}" = 1 ] || rm -f "$disk"
 }
 trap on_exit EXIT
