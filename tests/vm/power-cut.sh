@@ -26,7 +26,25 @@
 # the freeze and the snapshot), or not at all for "none".  The guest
 # writes to the serial port as it goes, so the host sees the lines in
 # time.  Sets cut_state to "cut" or "exited" (QEMU had ended by itself).
+# A cut boot that stopped dead before its cut (tests/vm/qemu-lib.sh: no
+# output for its last 60 s, ended by the time-out) is booted once more
+# from the disk as it was, as qemu_boot does for the other boots; its log
+# is kept as .stopped and scripts/test names it.
 boot_cut() {
+	local before=$disk.before
+	cp --sparse=always "$disk" "$before" || { fail "cut $1: cannot copy the disk"; return 0; }
+	boot_cut_once "$@"
+	if [ "$cut_state" = exited ] && grep -q 'terminating on signal' "$logdir/bootcut$1.log" &&
+	   guest_stopped "$logdir/bootcut$1.log" $((90 * scale)); then
+		echo "VM-RETRY $case_name: cut $1: the guest stopped dead (bootcut$1.log, -smp $vm_smp; log kept as bootcut$1.log.stopped): booting it again from the disk as it was"
+		mv "$logdir/bootcut$1.log" "$logdir/bootcut$1.log.stopped"
+		mv -f "$before" "$disk"
+		boot_cut_once "$@"
+	fi
+	rm -f "$before"
+}
+
+boot_cut_once() {
 	local n=$1 tenth=$2 extra=$3 mk=$4 log=$logdir/bootcut$1.log
 	local start pipe qpid i trigger pidfile=$logdir/qemu.pid
 	local limit=$((90 * scale))
