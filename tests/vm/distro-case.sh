@@ -214,9 +214,11 @@ in_guest() {
 # (systemd's swap job still waits its 90 s for the missing device in boot
 # 2, after torpor-stale-image.service is done; a 2 s device timeout was
 # too short for the disk that is there in boot 1 under TCG.)
-swapdev=/dev/vda2 swapopts=sw swaps_seen=/dev/vda2
-[ "$layout" = btrfs ] && swaps_seen=/dev/zram0
+swapdev=/dev/vda2 swapopts=sw
 [ "$stale" != 0 ] && swapdev=/dev/vdb swapopts=sw,nofail
+# The swap a normal boot has on: the swap writer's area, or (btrfs) zram.
+swaps_seen=$swapdev
+[ "$layout" = btrfs ] && swaps_seen=/dev/zram0
 
 # guest_conf WRITER LINE...: torpor.conf as README.md gives it, with
 # LINEs in the writer's section.
@@ -579,25 +581,32 @@ attach_late() {
 
 # stale-root: the storage is back at boot 3, after boot 2 mounted the
 # root filesystem read-write: the initramfs must refuse the image.
+# check_stale_boot3 WHY: boot 3 found the image, refused it as stale with
+# the line WHY, gave its storage back and booted normally, the data of
+# boot 1 there, no failed unit.
+stale_refused='torpor: the hibernation image was refused; booting normally'
+check_stale_boot3() {
+	has 3 'MARKER-AFTER' && fail "boot 3 resumed a stale image"
+	has 3 "$stale_refused" || fail "boot 3: no console line saying the image was refused"
+	has 3 "$1" || fail "boot 3: the refusal does not say why the image is stale: $(grep -ah 'image refused' "$logdir/boot3.log" | head -3)"
+	has 3 "TORPOR-VM: normal boot 3 swaps=$swaps_seen" || fail "boot 3: swap is not active"
+	has 3 'TORPOR-VM: status-image=none' ||
+		fail "boot 3: torpor status: $(grep -h 'status-image=' "$logdir/boot3.log")"
+	has 3 "TORPOR-VM: data=$data" || fail "boot 3: the data written before hibernation is lost"
+	has 3 'TORPOR-VM: failed-units=$' ||
+		fail "boot 3: failed units: $(grep -h 'failed-units=' "$logdir/boot3.log")"
+	[ "$(stored)" = none ] || fail "after boot 3 the $layout storage still holds the stale image"
+}
+
 stale_root_boots() {
-	local refused='torpor: the hibernation image was refused; booting normally'
 	local why='image refused: the root filesystem UUID=[0-9a-f-]+ on /dev/vda1 was mounted since this image was written .*: the image is stale and is discarded'
 
 	boot_without_storage
 
 	disks=("$disk" "$swapdisk")
 	boot 3 400
-	has 3 'MARKER-AFTER' && fail "boot 3 resumed a stale image"
-	has 3 "$refused" || fail "boot 3: no console line saying the image was refused"
-	has 3 "$why" || fail "boot 3: the refusal does not say that the root filesystem was mounted since"
-	has 3 'TORPOR-VM: normal boot 3 swaps=/dev/vdb' || fail "boot 3: swap is not active"
-	has 3 'TORPOR-VM: status-image=none' ||
-		fail "boot 3: torpor status: $(grep -h 'status-image=' "$logdir/boot3.log")"
-	has 3 "TORPOR-VM: data=$data" || fail "boot 3: the data written before hibernation is lost"
-	has 3 'TORPOR-VM: failed-units=$' ||
-		fail "boot 3: failed units: $(grep -h 'failed-units=' "$logdir/boot3.log")"
-	[ "$(swap_tail)" = SWAPSPACE2 ] || fail "after boot 3 the swap signature is not back"
-	echo "VM-TIMING-STALE-ROOT boot2=${boot2_secs:-?}s refused=$(ts 3 "$refused")s boot3=${boot_secs}s" |
+	check_stale_boot3 "$why"
+	echo "VM-TIMING-STALE-ROOT boot2=${boot2_secs:-?}s refused=$(ts 3 "$stale_refused")s boot3=${boot_secs}s" |
 		tee "$logdir/timing-stale-root.txt"
 }
 
@@ -610,7 +619,6 @@ stale_root_boots() {
 #           as stale (the btrfs generation moved), discards it; a normal
 #           boot, the data written in boot 1 there, no failed unit
 btrfs_stale_root_boots() {
-	local refused='torpor: the hibernation image was refused; booting normally'
 	local why='image refused: the root filesystem \(btrfs\) UUID=[0-9a-f-]+ on /dev/vda1 was written since this image was written \(generation [0-9]+; the image expects [0-9]+\): the image is stale and is discarded'
 
 	boot_words="systemd.mask=torpor-stale-image.service" boot 2 400
@@ -619,16 +627,7 @@ btrfs_stale_root_boots() {
 	has 2 'TORPOR-VM: normal boot 2 ' || fail "boot 2 did not boot normally"
 	[ "$(stored)" = image ] || fail "boot 2 discarded the image (torpor-stale-image.service was masked)"
 	boot 3 400
-	has 3 'MARKER-AFTER' && fail "boot 3 resumed a stale image"
-	has 3 "$refused" || fail "boot 3: no console line saying the image was refused"
-	has 3 "$why" || fail "boot 3: the refusal does not say that the btrfs root was written since: $(grep -ah 'refused' "$logdir/boot3.log" | head -3)"
-	has 3 "TORPOR-VM: normal boot 3 swaps=$swaps_seen" || fail "boot 3: swap is not active"
-	has 3 'TORPOR-VM: status-image=none' ||
-		fail "boot 3: torpor status: $(grep -h 'status-image=' "$logdir/boot3.log")"
-	has 3 "TORPOR-VM: data=$data" || fail "boot 3: the data written before hibernation is lost"
-	has 3 'TORPOR-VM: failed-units=$' ||
-		fail "boot 3: failed units: $(grep -h 'failed-units=' "$logdir/boot3.log")"
-	[ "$(stored)" = none ] || fail "after boot 3 the image file still holds the stale image"
+	check_stale_boot3 "$why"
 }
 
 if [ "$stale" = 1 ]; then

@@ -78,12 +78,11 @@ int plugin_invalidate(const struct plugin_entry *e);
 /* Absent: plugin_invalidate(). */
 int plugin_consume(const struct plugin_entry *e, const uint8_t uuid[16]);
 /* Absent: -EOPNOTSUPP.  Not logged: the caller says what it ignores. */
-/* A writer's frozen() (optional): user space is frozen, the snapshot not
- * yet taken. */
-int plugin_frozen(const struct plugin_entry *e);
-
 int plugin_read_consumed(const struct plugin_entry *e, const uint8_t uuid[16],
 			 void *buf, size_t size, size_t *ret_len);
+/* A writer's frozen() (optional): user space is frozen, the snapshot not
+ * yet taken.  Absent: 0. */
+int plugin_frozen(const struct plugin_entry *e);
 /* Absent: 0 (nothing is recorded). */
 int plugin_rewrite_header(const struct plugin_entry *e, const void *header,
 			  size_t len);
