@@ -483,4 +483,13 @@ bool bd_all_zero(const uint8_t *p, size_t n);
 /* The first size - 1 bytes of a small file (sysfs), NUL-terminated. */
 int bd_read_text(const char *path, char *buf, size_t size);
 
+/*
+ * Whether dev (/dev/dm-N or /dev/mapper/NAME) is a dm-crypt mapping that
+ * /etc/crypttab opens with a new random key at each boot (key file
+ * /dev/urandom, /dev/random or /dev/hw_random): 1, with its crypttab
+ * words (name, source, key) in entry; else 0.  root prefixes /sys and
+ * /etc ("" for the running system; a test root).
+ */
+int bd_random_key_swap(const char *root, const char *dev, char *entry, size_t size);
+
 #endif

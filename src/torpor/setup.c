@@ -329,7 +329,7 @@ find_swap(struct setup *st)
 		return -ENOENT;
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		char name[PATH_MAX], type[32];
+		char name[PATH_MAX], type[32], entry[640];
 		uint64_t size, used;
 
 		if (sscanf(line, "%4095s %31s %" SCNu64 " %" SCNu64, name, type,
@@ -338,6 +338,12 @@ find_swap(struct setup *st)
 		if (strncmp(name, "/dev/zram", 9) == 0) {
 			printf("setup: active swap %s is zram, compressed RAM that a power-off empties: never a place for the image\n",
 			       name);
+			continue;
+		}
+		if (bd_random_key_swap(st->root ? st->root : "", name, entry,
+				       sizeof(entry)) == 1) {
+			printf("setup: active swap %s is encrypted with a new random key at each boot (/etc/crypttab: %s): an image there could not be read after the power-off: never a place for the image\n",
+			       name, entry);
 			continue;
 		}
 		printf("setup: active swap %s (%s): %" PRIu64 " MiB free\n", name,

@@ -233,4 +233,21 @@ if command -v mkfs.btrfs >/dev/null && { grep -qw btrfs /proc/filesystems || mod
 else
 	echo "SKIP (part): no btrfs here (mkfs.btrfs or the kernel's)"
 fi
+
+# Swap encrypted with a new random key at each boot (crypttab's key file
+# /dev/urandom) is passed over with the reason; the image goes to a file.
+make_root
+printf 'Filename\tType\tSize\tUsed\tPriority\n/dev/dm-7\tpartition\t8388604\t0\t-2\n' >"$ROOT/proc/swaps"
+mkdir -p "$ROOT/sys/block/dm-7/dm" "$ROOT/etc"
+echo cryptswap >"$ROOT/sys/block/dm-7/dm/name"
+printf '# <target> <source> <key> <options>\nsda3_crypt UUID=1234 none luks\ncryptswap /dev/sda2 /dev/urandom swap,cipher=aes-xts-plain64,size=256\n' \
+	>"$ROOT/etc/crypttab"
+t_run setup --dry-run
+expect_out "active swap /dev/dm-7 is encrypted with a new random key at each boot \(/etc/crypttab: cryptswap /dev/sda2 /dev/urandom\): an image there could not be read after the power-off: never a place for the image" "random-key swap: passed over"
+expect_out "no active swap area has [0-9]+ MiB free: the image goes to a file \(the file writer\)" "random-key swap: the file instead"
+# A LUKS swap (a key that survives) is taken.
+printf 'cryptswap UUID=77 none luks\n' >"$ROOT/etc/crypttab"
+t_run setup --dry-run
+! grep -q 'random key' "$OUT" || fail "LUKS swap: taken for random-key swap"
+expect_out "active swap /dev/dm-7 \(partition\)" "LUKS swap: considered"
 finish

@@ -119,6 +119,23 @@ zram)
 	expect_rc 1 "zram"
 	expect_out "zram is not a hibernation target" "zram"
 	;;
+random-key-swap)
+	# The writer's device is swap that crypttab opens with a new random
+	# key at each boot: refused, the file writer offered.
+	fake_sysroot
+	mkdir -p "$WORK/dev" "$SYSROOT/sys/block/dm-9/dm" "$SYSROOT/etc"
+	ln -s "$IMAGE" "$WORK/dev/dm-9"
+	echo cryptswap >"$SYSROOT/sys/block/dm-9/dm/name"
+	echo "cryptswap /dev/sda2 /dev/urandom swap,cipher=aes-xts-plain64,size=256" >"$SYSROOT/etc/crypttab"
+	sed -i "s|^device = .*|device = $WORK/dev/dm-9|" "$CONF"
+	export TORPOR_TEST_SYSROOT="$SYSROOT"
+	status_fails "$WORK/dev/dm-9 is encrypted with a new random key at each boot \\(/etc/crypttab: cryptswap /dev/sda2 /dev/urandom\\): an image there could not be read after the power-off; the file writer would work \\(torpor setup\\)" \
+		"random-key swap"
+	# A key that survives the power-off (LUKS) is not refused for it.
+	echo "cryptswap UUID=77 none luks" >"$SYSROOT/etc/crypttab"
+	t_run status torpor status
+	grep -q 'random key' "$OUT" && fail "LUKS swap refused as random-key swap"
+	;;
 zram-swap)
 	# Fedora's default: swap on zram only.  status names it and says the
 	# image never goes there; the configured writer is unchanged.

@@ -289,13 +289,14 @@ check_snapshot_device(struct status *st)
 		add_reason(st, "%s is not a character device", spec);
 }
 
-/* The writer's device, when its section names one, is not zram: zram
- * keeps its data in RAM, which hibernation powers off. */
+/* The writer's device, when its section names one, keeps its data across
+ * the power-off: not zram (its data is in RAM), not swap encrypted with a
+ * new random key at each boot. */
 static void
-check_not_zram(struct status *st, const struct plugin_entry *w)
+check_device_survives(struct status *st, const struct plugin_entry *w)
 {
 	const char *spec = config_get_for(st->s->config, &w->ops, "device");
-	char dev[PATH_MAX], real[PATH_MAX];
+	char dev[PATH_MAX], real[PATH_MAX], entry[640];
 	const char *base;
 
 	if (!spec || !*spec || bd_resolve(spec, dev, sizeof(dev)) < 0)
@@ -307,6 +308,10 @@ check_not_zram(struct status *st, const struct plugin_entry *w)
 	if (strncmp(base, "zram", 4) == 0)
 		add_reason(st, "%s is a zram device: zram is not a hibernation target (its data lives in the RAM that is powered off)",
 			   spec);
+	else if (bd_random_key_swap(sysroot(), real, entry, sizeof(entry)) == 1 ||
+		 bd_random_key_swap(sysroot(), dev, entry, sizeof(entry)) == 1)
+		add_reason(st, "%s is encrypted with a new random key at each boot (/etc/crypttab: %s): an image there could not be read after the power-off; the file writer would work (torpor setup)",
+			   spec, entry);
 }
 
 /* The zram devices active as swap (Fedora's default swap): named in the
@@ -426,7 +431,7 @@ check_chain(struct status *st)
 		return;
 	}
 	st->arranged = true;
-	check_not_zram(st, s->reg.active_writer);
+	check_device_survives(st, s->reg.active_writer);
 	estimate_sizes(st);
 	inspect_writer(st);
 }
