@@ -492,4 +492,19 @@ int bd_read_text(const char *path, char *buf, size_t size);
  */
 int bd_random_key_swap(const char *root, const char *dev, char *entry, size_t size);
 
+/* What lies under a block device (src/blockdev/dm.c): the dm-crypt
+ * mappings and the LVM logical volumes, by their device-mapper names, the
+ * device's own first, then down its slaves. */
+#define BD_DM_STACK_MAX 4
+struct bd_dm_stack {
+	char crypt[BD_DM_STACK_MAX][128];
+	unsigned n_crypt;
+	char lvm[BD_DM_STACK_MAX][128];
+	unsigned n_lvm;
+};
+
+/* Fill st for dev (none found: all zero).  root prefixes /sys ("" for
+ * the running system). */
+void bd_dm_stack(const char *root, dev_t dev, struct bd_dm_stack *st);
+
 #endif

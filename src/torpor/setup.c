@@ -70,6 +70,7 @@ struct setup {
 	/* the storage chosen */
 	bool use_file;
 	char device[PATH_MAX];		/* [swap] device */
+	dev_t device_rdev;		/* its number, 0 unknown */
 	uint64_t room;
 	char file_path[PATH_MAX];	/* [file] path */
 	uint64_t file_size;
@@ -331,6 +332,7 @@ find_swap(struct setup *st)
 	     line = strtok_r(NULL, "\n", &save)) {
 		char name[PATH_MAX], type[32], entry[640];
 		uint64_t size, used;
+		struct stat sb;
 
 		if (sscanf(line, "%4095s %31s %" SCNu64 " %" SCNu64, name, type,
 			   &size, &used) != 4 || used > size)
@@ -352,6 +354,7 @@ find_swap(struct setup *st)
 			continue;
 		best = (size - used) * 1024;
 		st->room = best;
+		st->device_rdev = stat(name, &sb) == 0 && S_ISBLK(sb.st_mode) ? sb.st_rdev : 0;
 		/* A partition by its UUID: device names change. */
 		if (strcmp(type, "partition") != 0 ||
 		    bd_uuid_of(name, st->device + 5, sizeof(st->device) - 5) < 0)
@@ -447,6 +450,25 @@ plan_file(struct setup *st)
 	return 0;
 }
 
+/* Debian's encrypted layouts: what must unlock and activate the swap area
+ * before torpor-resume runs (the initramfs check after the rebuild looks
+ * for it). */
+static void
+say_stack(const struct setup *st)
+{
+	struct bd_dm_stack dm;
+
+	if (!st->device_rdev)
+		return;
+	bd_dm_stack(st->root ? st->root : "", st->device_rdev, &dm);
+	if (dm.n_lvm)
+		printf("setup: it is the LVM volume %s: the initramfs must activate it (lvm2)\n",
+		       dm.lvm[0]);
+	for (unsigned i = 0; i < dm.n_crypt; i++)
+		printf("setup: it lies in the dm-crypt mapping %s: the initramfs must unlock it (cryptsetup), asking for its passphrase\n",
+		       dm.crypt[i]);
+}
+
 static int
 choose_storage(struct setup *st)
 {
@@ -455,6 +477,7 @@ choose_storage(struct setup *st)
 	if (!st->size && find_swap(st) == 0) {
 		printf("setup: storage: swap writer on %s (%" PRIu64 " MiB free)\n",
 		       st->device, st->room >> 20);
+		say_stack(st);
 		return 0;
 	}
 	if (!st->size)

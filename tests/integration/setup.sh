@@ -41,6 +41,7 @@ write_generator() {
 	done
 	cp "$ROOT$TORPOR_DEFAULT_CONFIG" "\$tree${TORPOR_DEFAULT_CONFIG%/*}/"
 	rm -f "\$tree/${GEN_OMIT:-nothing}"
+	[ -z "${GEN_EXTRA:-}" ] || cp -a "${GEN_EXTRA:-}/." "\$tree/"
 	mkdir -p "$ROOT/boot"
 	(cd "\$tree" && find . | cpio -o -H newc --quiet | gzip) >"$ROOT/boot/initrd.img-$RELEASE"
 	rm -rf "\$tree"
@@ -233,6 +234,38 @@ if command -v mkfs.btrfs >/dev/null && { grep -qw btrfs /proc/filesystems || mod
 else
 	echo "SKIP (part): no btrfs here (mkfs.btrfs or the kernel's)"
 fi
+
+# Debian's encrypted LVM: the swap area is an LVM volume in a LUKS
+# container (the root's /sys says so of the loop device: volume vg-swap_1
+# on mapping swapcrypt).  The initramfs must hold lvm and cryptsetup, and
+# initramfs-tools' cryptroot/crypttab must name the mapping.
+make_root
+dev=$ROOT/sys/dev/block/$((16#$(stat -c %t "$SWAP"))):$((16#$(stat -c %T "$SWAP")))
+mkdir -p "$dev/dm" "$dev/slaves" "$ROOT/sys/block/dm-9/dm"
+echo "LVM-0123456789abcdef" >"$dev/dm/uuid"
+echo vg-swap_1 >"$dev/dm/name"
+: >"$dev/slaves/dm-9"
+echo "CRYPT-LUKS2-0123456789abcdef0123456789abcdef-swapcrypt" >"$ROOT/sys/block/dm-9/dm/uuid"
+echo swapcrypt >"$ROOT/sys/block/dm-9/dm/name"
+mkdir -p "$WORK/extra/cryptroot" "$WORK/extra/sbin"
+TORPOR_TEST_SYSROOT=$ROOT t_run setup --yes
+expect_rc 1 "LUKS swap, no cryptsetup"
+expect_out "setup: it is the LVM volume vg-swap_1: the initramfs must activate it" "LVM: said"
+expect_out "setup: it lies in the dm-crypt mapping swapcrypt: the initramfs must unlock it" "LUKS swap: said"
+expect_err "it has no cryptsetup, and the image's device lies in the dm-crypt mapping swapcrypt" "LUKS swap, no cryptsetup"
+expect_err "it has no lvm, and the image's device is the LVM volume vg-swap_1" "LVM, no lvm"
+: >"$WORK/extra/sbin/cryptsetup"
+: >"$WORK/extra/sbin/lvm"
+echo "sda5_crypt UUID=1 none luks" >"$WORK/extra/cryptroot/crypttab"
+GEN_EXTRA=$WORK/extra write_generator
+TORPOR_TEST_SYSROOT=$ROOT t_run setup --yes
+expect_rc 1 "LUKS swap, not in cryptroot/crypttab"
+expect_err "its /cryptroot/crypttab does not unlock swapcrypt, which holds the image's device: add the option initramfs" "LUKS swap, not in cryptroot/crypttab"
+echo "swapcrypt UUID=2 none luks,initramfs" >>"$WORK/extra/cryptroot/crypttab"
+TORPOR_TEST_SYSROOT=$ROOT t_run setup --yes
+expect_rc 0 "LUKS swap, unlocked by the initramfs"
+expect_out 'the new initramfs holds what a resume needs' "LUKS swap, unlocked by the initramfs"
+GEN_EXTRA= write_generator
 
 # Swap encrypted with a new random key at each boot (crypttab's key file
 # /dev/urandom) is passed over with the reason; the image goes to a file.

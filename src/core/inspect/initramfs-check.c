@@ -16,9 +16,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "blockdev.h"
 #include "config.h"
 #include "elf-needed.h"
 #include "initramfs-check.h"
@@ -26,6 +28,7 @@
 #include "loader.h"
 #include "log.h"
 #include "snapshot.h"
+#include "test-hook.h"
 
 /* Where torpor-resume reads its configuration, without the "/". */
 #define CONF_IN_INITRAMFS	(TORPOR_DEFAULT_CONFIG + 1)
@@ -40,7 +43,9 @@ static const struct key_file_rule {
 };
 
 #define N_RULES	(sizeof(key_file_rules) / sizeof(key_file_rules[0]))
-#define MAX_CAPTURES	(1 + N_RULES)
+/* initramfs-tools' cryptroot unlocks the mappings named here, no others. */
+#define CRYPTTAB_IN_INITRAMFS	"cryptroot/crypttab"
+#define MAX_CAPTURES	(2 + N_RULES)
 
 struct check {
 	struct torpor_session *s;
@@ -103,6 +108,7 @@ want_captures(struct check *c)
 	size_t i, j, n = 0;
 
 	c->captures[n++].name = CONF_IN_INITRAMFS;
+	c->captures[n++].name = CRYPTTAB_IN_INITRAMFS;
 	for (i = 0; i < conf->n_filters; i++) {
 		struct plugin_entry *p = registry_find(&c->s->reg, conf->filters[i]);
 
@@ -262,6 +268,74 @@ check_location(struct check *c)
 	}
 }
 
+/* The image's device: the writer's [device], else the filesystem of its
+ * [path] (the file writer); 0 when neither names a block device. */
+static dev_t
+image_device(const struct torpor_config *conf, const struct plugin_entry *w)
+{
+	const char *spec = config_get_for(conf, &w->ops, "device");
+	const char *path = config_get_for(conf, &w->ops, "path");
+	char dev[PATH_MAX];
+	struct stat st;
+
+	if (spec && *spec && bd_resolve(spec, dev, sizeof(dev)) == 0 &&
+	    stat(dev, &st) == 0 && S_ISBLK(st.st_mode))
+		return st.st_rdev;
+	if (path && *path && stat(path, &st) == 0 && major(st.st_dev) != 0)
+		return st.st_dev;
+	return 0;
+}
+
+/* Whether a line of the captured crypttab starts with the word name. */
+static bool
+crypttab_names(const struct initramfs_capture *cap, const char *name)
+{
+	size_t n = strlen(name), i = 0;
+
+	while (i < cap->len) {
+		const uint8_t *line = cap->data + i;
+		const uint8_t *end = memchr(line, '\n', cap->len - i);
+		size_t len = end ? (size_t)(end - line) : cap->len - i;
+
+		if (len > n && memcmp(line, name, n) == 0 &&
+		    (line[n] == ' ' || line[n] == '\t'))
+			return true;
+		i += len + 1;
+	}
+	return false;
+}
+
+/* What unlocks and activates the image's device before torpor-resume
+ * runs: cryptsetup for a dm-crypt mapping under it (and, with
+ * initramfs-tools, that mapping in cryptroot's crypttab: cryptroot
+ * unlocks no other), lvm for an LVM volume. */
+static void
+check_unlock(struct check *c)
+{
+	const struct torpor_config *conf = c->s->config;
+	const struct plugin_entry *w = conf->writer ?
+		registry_find(&c->s->reg, conf->writer) : NULL;
+	const struct initramfs_capture *tab = captured(c, CRYPTTAB_IN_INITRAMFS);
+	struct bd_dm_stack st;
+	dev_t dev = w ? image_device(conf, w) : 0;
+	unsigned i;
+
+	if (!dev)
+		return;
+	bd_dm_stack(test_hook_path("TORPOR_TEST_SYSROOT", ""), dev, &st);
+	if (st.n_crypt && !has_file_named(c, "cryptsetup") &&
+	    !has_file_named(c, "systemd-cryptsetup"))
+		problem(c, "it has no cryptsetup, and the image's device lies in the dm-crypt mapping %s: install cryptsetup-initramfs (initramfs-tools), or add dracut's crypt module",
+			st.crypt[0]);
+	for (i = 0; tab && tab->data && i < st.n_crypt; i++)
+		if (!crypttab_names(tab, st.crypt[i]))
+			problem(c, "its /%s does not unlock %s, which holds the image's device: add the option initramfs to that line of /etc/crypttab",
+				CRYPTTAB_IN_INITRAMFS, st.crypt[i]);
+	if (st.n_lvm && !has_file_named(c, "lvm"))
+		problem(c, "it has no lvm, and the image's device is the LVM volume %s: install lvm2 (initramfs-tools), or add dracut's lvm module",
+			st.lvm[0]);
+}
+
 /* Whether the copy of a key file holds what the file here holds. */
 static bool
 same_content(const struct initramfs_capture *cap, const char *path)
@@ -398,6 +472,7 @@ check_listed(struct check *c)
 		load_copied_config(c);
 		check_plugins(c);
 		check_libraries(c);
+		check_unlock(c);
 		if (c->conf) {
 			check_location(c);
 			check_key_files(c);

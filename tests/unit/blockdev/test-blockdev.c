@@ -694,6 +694,46 @@ START_TEST(ext_super_parse)
 }
 END_TEST
 
+/* Debian's encrypted LVM: the swap volume on the volume group on the LUKS
+ * mapping on the partition; and crypttab's random-key swap. */
+START_TEST(dm_stack_fake_sysfs)
+{
+	char dir[256], entry[640];
+	struct bd_dm_stack st;
+
+	fake_tree(dir, sizeof(dir));
+	bd_dm_stack(dir, makedev(253, 2), &st);
+	ck_assert_uint_eq(st.n_crypt + st.n_lvm, 0);
+
+	put(dir, "sys/dev/block/253:2/dm/uuid", "LVM-Abc123\n");
+	put(dir, "sys/dev/block/253:2/dm/name", "vg-swap_1\n");
+	put(dir, "sys/dev/block/253:2/slaves/dm-0", "");
+	put(dir, "sys/block/dm-0/dm/uuid", "CRYPT-LUKS2-0e90821b3f7e49fc8ef5c4bdbd35c3a3-vda2_crypt\n");
+	put(dir, "sys/block/dm-0/dm/name", "vda2_crypt\n");
+	put(dir, "sys/block/dm-0/slaves/vda2", "");
+	put(dir, "sys/block/vda2/dev", "254:2\n");
+	bd_dm_stack(dir, makedev(253, 2), &st);
+	ck_assert_uint_eq(st.n_lvm, 1);
+	ck_assert_str_eq(st.lvm[0], "vg-swap_1");
+	ck_assert_uint_eq(st.n_crypt, 1);
+	ck_assert_str_eq(st.crypt[0], "vda2_crypt");
+
+	/* A LUKS swap, then the same name with a random key. */
+	ck_assert_int_eq(bd_random_key_swap(dir, "/dev/dm-0", entry, sizeof(entry)), 0);
+	put(dir, "etc/crypttab", "# <target> <source> <key> <options>\n"
+				  "vda2_crypt UUID=0e90821b none luks,discard\n");
+	ck_assert_int_eq(bd_random_key_swap(dir, "/dev/dm-0", entry, sizeof(entry)), 0);
+	put(dir, "etc/crypttab", "vda2_crypt /dev/vda2 /dev/urandom swap,cipher=aes-xts-plain64\n");
+	ck_assert_int_eq(bd_random_key_swap(dir, "/dev/dm-0", entry, sizeof(entry)), 1);
+	ck_assert_str_eq(entry, "vda2_crypt /dev/vda2 /dev/urandom");
+	ck_assert_int_eq(bd_random_key_swap(dir, "/dev/mapper/vda2_crypt", entry, sizeof(entry)), 1);
+	/* Not a mapping, or another mapping's line. */
+	ck_assert_int_eq(bd_random_key_swap(dir, "/dev/vda2", entry, sizeof(entry)), 0);
+	ck_assert_int_eq(bd_random_key_swap(dir, "/dev/mapper/other", entry, sizeof(entry)), 0);
+	rm_tree(dir);
+}
+END_TEST
+
 START_TEST(btrfs_super_parse)
 {
 	uint8_t buf[BD_BTRFS_SUPER_LEN];
@@ -796,6 +836,7 @@ blockdev_suite(void)
 	tcase_add_test(tc, private_files);
 	tcase_add_test(tc, ext_super_parse);
 	tcase_add_test(tc, btrfs_super_parse);
+	tcase_add_test(tc, dm_stack_fake_sysfs);
 	tcase_add_test(tc, ext_super_read_files);
 	tcase_add_test(tc, ext_super_of_tmpfs);
 	suite_add_tcase(s, tc);
