@@ -107,22 +107,94 @@ guest_stopped() {
 	awk -v l="${last:-0}" -v t="$2" 'BEGIN { exit !(t - l > 60) }'
 }
 
+# vm_type_when REGEX, vm_type_text TEXT: type TEXT and Enter on the serial
+# console each time REGEX appears on it (a passphrase prompt: it has no
+# newline, so the raw console, LOG.raw, is watched, not LOG).
+vm_type_when= vm_type_text=
+# type_on_console RAW FIFO LIMIT: the typist; holds FIFO (QEMU's input)
+# open until it is killed.
+type_on_console() {
+	local typed=0 n i
+	exec 3>"$2"
+	for ((i = 0; i < $3 * 4; i++)); do
+		n=$(grep -aoE -- "$vm_type_when" "$1" 2>/dev/null | wc -l)
+		if [ "$n" -gt "$typed" ]; then
+			sleep 0.5
+			printf '%s\r' "$vm_type_text" >&3
+			typed=$n
+		fi
+		sleep 0.25
+	done
+	exec sleep 5
+}
+
+# TORPOR_VM_SYSRQ=1 (debugging a guest that falls silent): a QEMU monitor
+# on LOG.mon; once the console has said nothing for 75 s, the guest's
+# keyboard gets SysRq-w (the blocked tasks) and SysRq-l (every CPU's
+# backtrace), and again after each further 75 s of silence.  Boot the guest with sysrq_always_enabled
+# (TORPOR_VM_APPEND) so that its kernel answers.
+# sysrq_on_silence LOG MONITOR
+sysrq_on_silence() {
+	local now age
+	while sleep 5; do
+		[ -S "$2" ] && [ -e "$1" ] || continue
+		now=$(date +%s)
+		age=$((now - $(stat -c %Y "$1")))
+		[ "$age" -ge 75 ] || continue
+		python3 - "$2" <<-'EOF'
+		import socket, sys, time
+		s = socket.socket(socket.AF_UNIX)
+		s.connect(sys.argv[1])
+		for key in (b"w", b"l"):
+		    s.sendall(b"sendkey alt-sysrq-" + key + b"\n")
+		    time.sleep(3)
+		s.close()
+		EOF
+		echo "vm: $(basename "$1"): silent for ${age}s: sent SysRq-w and SysRq-l" >&2
+		touch "$1"
+	done
+}
+
 qemu_boot_once() {
 	local log=$1 limit=$2 mem=$3 kernel=$4 initrd=$5 append=$6
-	local start end disk drives=()
+	local start end disk drives=() serial=(-serial stdio) input=/dev/null typist=
 	shift 6
 	for disk in "$@"; do
 		drives+=(-drive "file=$disk,if=virtio,format=raw")
 	done
+	local dumper= monitor=()
+	if [ "${TORPOR_VM_SYSRQ:-0}" = 1 ]; then
+		rm -f "$log.mon"
+		monitor=(-monitor "unix:$log.mon,server=on,wait=off")
+		sysrq_on_silence "$log" "$log.mon" &
+		dumper=$!
+	fi
+	if [ -n "$vm_type_when" ]; then
+		rm -f "$log.raw" "$log.in"
+		mkfifo "$log.in"
+		serial=(-chardev "stdio,id=console,logfile=$log.raw" -serial chardev:console)
+		type_on_console "$log.raw" "$log.in" "$limit" &
+		typist=$! input=$log.in
+	fi
 	start=${EPOCHREALTIME/./}
 	timeout -k 5 "$limit" qemu-system-x86_64 \
 		-machine pc,accel=tcg -cpu qemu64 -m "$mem" -smp "$vm_smp" \
 		-nodefaults -no-reboot -display none -monitor none \
-		-serial stdio -net none \
+		"${serial[@]}" -net none \
 		-kernel "$kernel" -initrd "$initrd" -append "$append" \
-		"${drives[@]}" ${qemu_extra[@]+"${qemu_extra[@]}"} \
-		</dev/null 2>&1 | stamp_lines "$start" >"$log"
+		"${drives[@]}" ${monitor[@]+"${monitor[@]}"} ${qemu_extra[@]+"${qemu_extra[@]}"} \
+		<"$input" 2>&1 | stamp_lines "$start" >"$log"
 	boot_rc=${PIPESTATUS[0]}
+	if [ -n "$dumper" ]; then
+		kill "$dumper" 2>/dev/null
+		wait "$dumper" 2>/dev/null
+		rm -f "$log.mon"
+	fi
+	if [ -n "$typist" ]; then
+		kill "$typist" 2>/dev/null
+		wait "$typist" 2>/dev/null
+		rm -f "$log.in" "$log.raw"
+	fi
 	end=${EPOCHREALTIME/./}
 	boot_secs=$(((end - start) / 1000))
 	boot_secs=$((boot_secs / 1000)).$(printf '%03d' $((boot_secs % 1000)))
