@@ -13,6 +13,10 @@
 #            cannot have both); build: a chroot with the release's
 #            compiler, meson and torpor's build dependencies, where torpor
 #            is built for the guest as that release's packager would
+#            KIND-crypt (initramfs-tools-crypt, dracut-crypt): the guest
+#            with cryptsetup and lvm2 as well, for the encrypted layouts
+#            (and cryptsetup-initramfs, which initramfs-tools needs to
+#            unlock a disk)
 # Prints the tarball's path on stdout.
 # Exit: 0 built or cached, 77 the package archive cannot be reached,
 # 1 any other failure.
@@ -26,14 +30,18 @@ bookworm | trixie | sid) ;;
 esac
 
 case "$kind" in
-initramfs-tools | dracut)
+initramfs-tools | dracut | initramfs-tools-crypt | dracut-crypt)
 	# systemd as PID 1 with logind (D-Bus) and polkit (what answers an
 	# ordinary user's CanHibernate), the kernel, the generator, the
 	# libraries torpor and its plugins link, and what the case checks
 	# with (e2fsprogs for fsck, util-linux for swapon and setpriv).
 	pkgs="systemd,systemd-sysv,dbus,udev,kmod,e2fsprogs,util-linux,procps,polkitd"
-	pkgs="$pkgs,linux-image-amd64,$kind"
+	pkgs="$pkgs,linux-image-amd64,${kind%-crypt}"
 	pkgs="$pkgs,libinih1,libgcrypt20,liblz4-1,liblzo2-2,zlib1g,libargon2-1"
+	case "$kind" in
+	initramfs-tools-crypt) pkgs="$pkgs,cryptsetup,cryptsetup-initramfs,lvm2" ;;
+	dracut-crypt) pkgs="$pkgs,cryptsetup,lvm2" ;;
+	esac
 	;;
 build)
 	pkgs="gcc,libc6-dev,meson,ninja-build,pkg-config,liblzo2-dev,zlib1g-dev"
@@ -108,6 +116,8 @@ mv "$tmp" "$tarball"
 old_names=("$cache/$release-$kind"-*.tar)
 [ "$release" = bookworm ] && old_names+=("$cache"/debian12-"$kind"-*.tar)
 for old in "${old_names[@]}"; do
+	# (RELEASE-KIND-* also matches RELEASE-KIND-crypt-*: another kind's.)
+	case "$old" in "$cache/$release-$kind"-crypt-*) continue ;; esac
 	[ "$old" = "$tarball" ] || rm -f "$old"
 done
 echo "$tarball"

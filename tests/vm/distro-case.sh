@@ -40,12 +40,24 @@
 # on the root (/var/lib/torpor/image, made by torpor file-setup; its
 # place on the kernel command line, from torpor resume-args); the root
 # filesystem guard records the btrfs generation.
+# distro-luks-lvm is Debian's "guided, encrypted LVM" (distro-dracut-luks-lvm
+# the same with dracut): /boot on vda1, a
+# LUKS2 container on vda2 holding the volume group torpor-vm-vg with the
+# root and swap_1 volumes, made by an install boot (tests/vm/distro/
+# luks-install: the host has no device-mapper).  Boot 1 runs `torpor setup
+# --yes` (it finds the swap volume, writes the configuration, rebuilds the
+# initramfs in /boot and runs hibernate --test) before `systemctl
+# hibernate`; every boot after the install has the passphrase typed on the
+# console at the initramfs' prompt, as a user types it.  The host cannot
+# read inside the container: whether an image is stored, and the root
+# filesystem's state, are what the guest says.
 # Then the host checks the root filesystem with e2fsck -fn (btrfs check).
 #
 # Usage: distro-case.sh CASE SRCDIR BUILDDIR [LOGDIR]
 #   CASE: distro-initramfs-tools | distro-corrupt | distro-dracut |
 #         distro-stale | distro-stale-root | distro-btrfs |
-#         distro-suspend-then-hibernate
+#         distro-btrfs-stale-root | distro-luks-lvm | distro-dracut-luks-lvm |
+#         distro-suspend-then-hibernate (and RELEASE-, -efi variants)
 # Exit: 0 passed, 1 failed, 77 QEMU or the package archive is unreachable.
 # Environment: TORPOR_VM_CACHE (default /var/cache/torpor-vm) keeps the
 # Debian root filesystems; TORPOR_VM_TIMEOUT_SCALE stretches the timeouts;
@@ -71,8 +83,9 @@ die() { fail "$*"; exit 1; }
 # default: Debian 12), trixie (Debian 13) or sid (unstable); -efi boots
 # through OVMF instead of SeaBIOS.
 release=bookworm gen=initramfs-tools corrupt=0 stale=0 action=hibernate efi=0
-# layout: swap (an ext4 root, a swap partition) or btrfs (Fedora's: a
-# btrfs root, zram swap only, the image in a NOCOW file on the root).
+# layout: swap (an ext4 root, a swap partition), btrfs (Fedora's: a
+# btrfs root, zram swap only, the image in a NOCOW file on the root) or
+# luks (Debian's encrypted LVM, see the top).
 layout=swap
 what=${case_name#distro-}
 case "$what" in
@@ -91,6 +104,8 @@ dracut) gen=dracut ;;
 dracut-corrupt) gen=dracut corrupt=1 ;;
 btrfs) gen=dracut layout=btrfs ;;
 btrfs-stale-root) gen=dracut layout=btrfs stale=3 ;;
+luks-lvm) layout=luks ;;
+dracut-luks-lvm) gen=dracut layout=luks ;;
 *) echo "distro-case: unknown case '$case_name'" >&2; exit 1 ;;
 esac
 
@@ -122,11 +137,13 @@ if [ "$efi" = 1 ]; then
 fi
 
 # --- The release's root filesystem and build chroot (cached) -------------
-tarball=$("$here/build-debian.sh" "$release" "$gen" "$cache")
+kind=$gen
+[ "$layout" = luks ] && kind=$gen-crypt
+tarball=$("$here/build-debian.sh" "$release" "$kind" "$cache")
 case $? in
 0) ;;
 77) skip "the Debian package archive cannot be reached" ;;
-*) die "building the $release root filesystem failed (see $cache/build-$release-$gen.log)" ;;
+*) die "building the $release root filesystem failed (see $cache/build-$release-$kind.log)" ;;
 esac
 buildtar=$("$here/build-debian.sh" "$release" build "$cache")
 case $? in
@@ -174,7 +191,7 @@ root=$logdir/root
 disk=$logdir/disk.img
 cleanup() {
 	rm -rf "$root"
-	rm -f "$disk.before" "$logdir/swap.img.before"
+	rm -f "$disk.before" "$logdir/swap.img.before" "$logdir/staging.img" "$logdir/staging.img.before"
 	[ "${TORPOR_VM_KEEP_DISK:-0}" = 1 ] || rm -f "$disk" "$logdir/swap.img"
 }
 trap cleanup EXIT
@@ -219,6 +236,7 @@ swapdev=/dev/vda2 swapopts=sw
 # The swap a normal boot has on: the swap writer's area, or (btrfs) zram.
 swaps_seen=$swapdev
 [ "$layout" = btrfs ] && swaps_seen=/dev/zram0
+[ "$layout" = luks ] && swaps_seen='/dev/dm-[0-9]+'
 
 # guest_conf WRITER LINE...: torpor.conf as README.md gives it, with
 # LINEs in the writer's section.
@@ -259,12 +277,18 @@ configure_guest() {
 	mkdir -p "$root/etc/torpor"
 	if [ "$layout" = btrfs ]; then
 		configure_btrfs
+	elif [ "$layout" = luks ]; then
+		# No torpor.conf: `torpor setup` writes it in boot 1.  The
+		# install boot writes fstab, crypttab and RESUME=.
+		install -m 755 "$here/distro/luks-install" "$root/usr/local/sbin/torpor-vm-install"
+		[ "$gen" = initramfs-tools ] || printf '%s\n' 'add_dracutmodules+=" crypt lvm "' \
+			>"$root/etc/dracut.conf.d/20-torpor-vm-luks.conf"
 	else
 		guest_conf swap "device = $swapdev"
 		echo "$swapdev none swap $swapopts 0 0" >>"$root/etc/fstab"
 	fi
 	if [ "$gen" = initramfs-tools ]; then
-		echo "RESUME=none" >"$root/etc/initramfs-tools/conf.d/resume"
+		[ "$layout" = luks ] || echo "RESUME=none" >"$root/etc/initramfs-tools/conf.d/resume"
 		# The suite's own: only the modules this guest needs, so
 		# that update-initramfs takes seconds, not minutes.
 		echo "MODULES=list" >"$root/etc/initramfs-tools/conf.d/torpor-vm"
@@ -307,22 +331,29 @@ fi || { tail -30 "$logdir/initramfs.log" >&2; die "$gen failed"; }
 initrd=$logdir/initrd.img
 cp "$root/boot/initrd.img-$kver" "$initrd" || die "no initrd.img-$kver in the guest"
 
-# What went into the initramfs: torpor-resume, the chain's plugins and
-# their libraries, the configuration.
-if [ "$gen" = initramfs-tools ]; then
-	in_guest lsinitramfs "/boot/initrd.img-$kver" >"$logdir/initrd.list" 2>/dev/null
-else
-	in_guest lsinitrd "/boot/initrd.img-$kver" >"$logdir/initrd.list" 2>/dev/null
-fi
+# check_initrd PATH: what went into the initramfs at PATH (in the guest's
+# root): torpor-resume, the chain's plugins and their libraries, the
+# configuration; and (luks) what unlocks and activates the swap volume.
+check_initrd() {
+	local want wants list=$logdir/initrd.list
+	if [ "$gen" = initramfs-tools ]; then
+		in_guest lsinitramfs "$1" >"$list" 2>/dev/null
+	else
+		in_guest lsinitrd "$1" >"$list" 2>/dev/null
+	fi
+	wants="sbin/torpor-resume torpor/plugins/$writer_so torpor/plugins/lz4.so"
+	wants="$wants torpor/plugins/checksum.so liblz4.so libgcrypt.so libinih.so etc/torpor/torpor.conf"
+	[ "$layout" = luks ] && wants="$wants sbin/cryptsetup sbin/lvm dm-crypt.ko"
+	for want in $wants; do
+		grep -q -- "$want" "$list" || fail "the initramfs lacks $want"
+	done
+	grep -q 'torpor/plugins/zlib.so' "$list" &&
+		fail "the initramfs has a plugin the chain does not use (zlib)"
+}
 writer_so=swap.so
 [ "$layout" = btrfs ] && writer_so=file.so
-for want in sbin/torpor-resume torpor/plugins/$writer_so torpor/plugins/lz4.so \
-	    torpor/plugins/checksum.so liblz4.so libgcrypt.so libinih.so \
-	    etc/torpor/torpor.conf; do
-	grep -q -- "$want" "$logdir/initrd.list" || fail "the initramfs lacks $want"
-done
-grep -q 'torpor/plugins/zlib.so' "$logdir/initrd.list" &&
-	fail "the initramfs has a plugin the chain does not use (zlib)"
+# (luks: torpor setup makes the configuration and the initramfs in boot 1.)
+[ "$layout" = luks ] || check_initrd "/boot/initrd.img-$kver"
 
 # make_btrfs_root: the guest's tree as a btrfs partition (mkfs.btrfs
 # --rootdir on an image of its own, copied in at the partition's start),
@@ -353,6 +384,60 @@ make_btrfs_root() {
 	image_at=$((root_start * 512 + off * 4096))
 }
 
+root_dev=/dev/vda1
+# luks: the passphrase, typed at the initramfs' prompt (see qemu-lib.sh).
+luks_pass=torpor-vm-passphrase boot_sectors=$((256 * 2048))
+if [ "$layout" = luks ]; then
+	root_dev=/dev/mapper/torpor--vm--vg-root
+	vm_type_when='Please (unlock disk|enter passphrase for disk)'
+fi
+
+# boot_file NAME DEST: copy a file out of the disk's /boot (luks: vda1,
+# ext4, which the host can read).
+boot_file() {
+	local img=$logdir/boot.part rc=0
+	dd if="$disk" of="$img" bs=1M skip=$((root_start / 2048)) count=$((boot_sectors / 2048)) \
+		conv=sparse status=none || rc=1
+	[ "$rc" = 0 ] && debugfs -R "dump /$1 $2" "$img" >/dev/null 2>&1 && [ -s "$2" ] || rc=1
+	rm -f "$img"
+	return $rc
+}
+
+# install_luks: the install boot (tests/vm/distro/luks-install) from a
+# staging copy of the guest's tree on vdb; then the initramfs it built.
+install_luks() {
+	local staging=$logdir/staging.img append limit=$((600 * scale)) typed=$vm_type_when
+	printf 'label: dos\n%s,%s,83\n%s,%s,83\n' "$root_start" "$boot_sectors" \
+		$((root_start + boot_sectors)) $((root_sectors + swap_sectors - boot_sectors)) |
+		sfdisk -q "$disk" || return 1
+	rm -f "$staging"
+	truncate -s 2G "$staging"
+	mkfs.ext4 -q -F -d "$root" "$staging" || return 1
+	append="root=/dev/vdb rw init=/usr/local/sbin/torpor-vm-install console=ttyS0 loglevel=4"
+	append="$append panic=-1 torpor.pass=$luks_pass torpor.gen=$gen"
+	note "boot 0: the install (timeout ${limit}s)"
+	vm_type_when=
+	qemu_boot "$logdir/boot0.log" "$limit" "$MEM" "$kernel" "$initrd" "$append" "$disk" "$staging"
+	vm_type_when=$typed
+	rm -f "$staging"
+	note "boot 0: QEMU exit $boot_rc after ${boot_secs}s"
+	has 0 'TORPOR-VM: installed ' || { tail -n 40 "$logdir/boot0.log" >&2; return 1; }
+	note "boot 0: $(grep -h -m1 'TORPOR-VM: installed' "$logdir/boot0.log" | sed 's/.*TORPOR-VM: //')"
+	# The swap volume's first byte on the disk (under the encryption).
+	luks_swap_at=$(field 0 'TORPOR-VM: installed ' swap-sector)
+	[ -n "$luks_swap_at" ] || { echo "the install boot did not say where the swap volume lies" >&2; return 1; }
+	luks_swap_at=$(((root_start + boot_sectors + luks_swap_at) * 512))
+	boot_file "initrd.img-$kver" "$initrd" || { echo "no initrd.img-$kver in the installed /boot" >&2; return 1; }
+}
+
+# luks_after_boot N: boot 1's torpor setup rebuilt the initramfs in /boot:
+# the next boots use it, and it must hold what a resume needs.
+luks_after_boot() {
+	[ "$1" = 1 ] || return 0
+	boot_file "initrd.img-$kver" "$initrd" || { fail "boot 1: no initrd.img-$kver in /boot"; return; }
+	cp "$initrd" "$root/tmp/initrd.img" && check_initrd /tmp/initrd.img
+}
+
 # --- The disk: ext4 root on vda1, swap on vda2 ----------------------------
 # (btrfs: one btrfs partition, vda1, over both.)
 root_start=2048 root_sectors=$((1536 * 2048)) swap_sectors=$((768 * 2048))
@@ -368,6 +453,9 @@ if [ "$layout" = btrfs ]; then
 	rm -rf "$root"
 	swapdisk=$disk disks=("$disk")
 	note "btrfs root: $imagefile at byte $image_at of the disk; $resume_words"
+elif [ "$layout" = luks ]; then
+	install_luks || die "the install boot failed"
+	swapdisk=$disk disks=("$disk")
 else
 	printf 'label: dos\n%s,%s,83\n%s,%s,82\n' "$root_start" "$root_sectors" \
 		"$swap_start" "$swap_sectors" | sfdisk -q "$disk" || die "sfdisk failed"
@@ -388,25 +476,47 @@ swap_tail() {
 	dd if="$swapdisk" bs=1 skip=$((swap_at + 4086)) count=10 2>/dev/null | tr -d '\0'
 }
 # stored: "image" when the storage holds an image, else "none" (the swap
-# signature is back, or the image file's signature gone).
+# signature is back, or the image file's signature gone); luks: "unknown"
+# (the host cannot read inside the container: the guest's own words say).
 stored() {
-	if [ "$layout" = btrfs ]; then
+	if [ "$layout" = luks ]; then
+		echo unknown
+		return
+	elif [ "$layout" = btrfs ]; then
 		[ "$(dd if="$disk" bs=1 skip="$image_at" count=8 2>/dev/null | tr -d '\0')" = TORPORF1 ]
 	else
 		[ "$(swap_tail)" != SWAPSPACE2 ]
 	fi && echo image || echo none
+}
+# stored_is WHAT: the storage holds WHAT (image, none), or the host cannot
+# tell (luks).
+stored_is() {
+	case "$(stored)" in
+	"$1" | unknown) return 0 ;;
+	*) return 1 ;;
+	esac
 }
 
 # --- Booting --------------------------------------------------------------
 # boot N TIMEOUT: sets boot_rc and boot_secs.
 boot() {
 	local n=$1 limit=$(($2 * scale))
-	local append="root=/dev/vda1 ro console=ttyS0 quiet loglevel=4 panic=-1"
+	local append="root=$root_dev ro console=ttyS0 quiet loglevel=4 panic=-1"
 	[ "$layout" = btrfs ] && append="$append rootfstype=btrfs ${boot_words-$resume_words}"
-	append="$append systemd.show_status=false torpor.boot=$n torpor.action=$action ${TORPOR_VM_APPEND:-}"
+	[ "$layout" = luks ] && [ "$n" = 1 ] && append="$append torpor.setup=1"
+	# luks: in boot 1, after the initramfs rebuild (many programs run),
+	# the kernel's preallocation of the image's memory, which zeroes
+	# nearly all free pages (Debian's kernels zero every page they hand
+	# out: init_on_alloc), took TCG 70 ms a store: not done in 10 minutes,
+	# the kernel's own code (clear_page_rep under
+	# hibernate_preallocate_memory, SysRq-l), with one host thread or
+	# two.  Without it: 0.35 s.  A TCG artefact: leave it out here.
+	[ "$layout" = luks ] && append="$append init_on_alloc=0"
+	append="$append systemd.show_status=false torpor.boot=$n torpor.action=$action ${boot_extra:-} ${TORPOR_VM_APPEND:-}"
 	note "boot $n (timeout ${limit}s)"
 	qemu_boot "$logdir/boot$n.log" "$limit" "$MEM" "$kernel" "$initrd" "$append" "${disks[@]}"
 	note "boot $n: QEMU exit $boot_rc after ${boot_secs}s"
+	[ "$layout" = luks ] && luks_after_boot "$n"
 	[ "$boot_rc" = 124 ] && fail "boot $n did not power off within ${limit}s"
 	grep -qE 'Kernel panic|BUG:|Oops' "$logdir/boot$n.log" &&
 		fail "boot $n: kernel panic or oops"
@@ -465,8 +575,21 @@ check_s2h_boot2() {
 }
 [ "$action" = suspend-then-hibernate ] && scale=$((scale * 2))
 
-# Boot 1: the marker, data on the root filesystem, `systemctl $action`.
-boot 1 400
+# Boot 1: the marker, data on the root filesystem, `systemctl $action`
+# (luks: after torpor setup, which rebuilds the initramfs).
+if [ "$layout" = luks ]; then
+	vm_type_text=$luks_pass
+	boot 1 800
+	has 1 'TORPOR-VM: setup exit=0' ||
+		fail "boot 1: torpor setup --yes failed: $(grep -h 'TORPOR-VM: setup' "$logdir/boot1.log" | tail -n 5)"
+	has 1 'TORPOR-VM: setup: setup: storage: swap writer on UUID=' ||
+		fail "boot 1: torpor setup did not choose the swap volume"
+	has 1 'TORPOR-VM: setup: setup: the new initramfs holds what a resume needs' ||
+		fail "boot 1: torpor setup did not check the new initramfs"
+	note "boot 1: $(grep -h -m1 'TORPOR-VM: setup-status=' "$logdir/boot1.log" | sed 's/.*TORPOR-VM: //')"
+else
+	boot 1 400
+fi
 boot1_secs=$boot_secs
 has 1 '^[0-9.]+ .*MARKER pid=' || fail "boot 1: the marker did not start"
 token=$(field 1 'MARKER pid=' token)
@@ -492,7 +615,7 @@ else
 	check_s2h_boot1
 fi
 has 1 'TORPOR-VM: resumed' && fail "boot 1: the hibernation returned instead of powering off"
-[ "$(stored)" = image ] || fail "after boot 1 the $layout storage holds no image"
+stored_is image || fail "after boot 1 the $layout storage holds no image"
 [ "$failures" = 0 ] || exit 1
 
 if [ "$corrupt" = 1 ]; then
@@ -595,7 +718,7 @@ check_stale_boot3() {
 	has 3 "TORPOR-VM: data=$data" || fail "boot 3: the data written before hibernation is lost"
 	has 3 'TORPOR-VM: failed-units=$' ||
 		fail "boot 3: failed units: $(grep -h 'failed-units=' "$logdir/boot3.log")"
-	[ "$(stored)" = none ] || fail "after boot 3 the $layout storage still holds the stale image"
+	stored_is none || fail "after boot 3 the $layout storage still holds the stale image"
 }
 
 stale_root_boots() {
@@ -625,9 +748,45 @@ btrfs_stale_root_boots() {
 	boot2_secs=$boot_secs
 	has 2 'MARKER-AFTER' && fail "boot 2 resumed without the image's place"
 	has 2 'TORPOR-VM: normal boot 2 ' || fail "boot 2 did not boot normally"
-	[ "$(stored)" = image ] || fail "boot 2 discarded the image (torpor-stale-image.service was masked)"
+	stored_is image || fail "boot 2 discarded the image (torpor-stale-image.service was masked)"
 	boot 3 400
 	check_stale_boot3 "$why"
+}
+
+# luks, after boot 3: the corrupt-image refusal.  The host sees only the
+# ciphertext: one byte flipped there garbles a whole 16-byte block of what
+# the guest reads (XTS), inside the image.
+#   boot 4  hibernates again (torpor.hibernate=1)
+#   boot 5  torpor-resume refuses the image, saying where (on the
+#           console): a normal boot, swap active, no image stored, the data
+#           written in boot 4 there
+luks_corrupt_boots() {
+	local at old data4
+	boot_extra=torpor.hibernate=1 boot 4 400
+	data4=$(field 4 'TORPOR-VM: data=' data)
+	has 4 'TORPOR-VM: hibernate start' || fail "boot 4 did not reach systemctl hibernate"
+	has 4 'TORPOR-VM: resumed' && fail "boot 4: the hibernation returned instead of powering off"
+	[ "$failures" = 0 ] || return
+	# Swap pages are handed out from the start of an empty area: 4 MiB
+	# in lies inside an image of tens of MiB.
+	at=$((luks_swap_at + 4 * 1024 * 1024))
+	old=$(od -A n -t u1 -j "$at" -N 1 "$disk" | tr -d ' ')
+	printf "$(printf '\\%03o' $((old ^ 0x5a)))" |
+		dd of="$disk" bs=1 seek="$at" count=1 conv=notrunc 2>/dev/null
+	note "flipped the ciphertext byte at $at (the swap volume's byte $((at - luks_swap_at)))"
+	boot 5 400
+	has 5 'MARKER-AFTER' && fail "boot 5 resumed a corrupt image"
+	has 5 "$stale_refused" || fail "boot 5: no console line saying the image was refused"
+	# What and where, on the console.
+	has 5 'torpor-resume: chunk [0-9]+ at stream offset [0-9]+: ' ||
+		fail "boot 5: the console does not say where the image is damaged"
+	has 5 "TORPOR-VM: normal boot 5 swaps=$swaps_seen" || fail "boot 5: swap is not active after the refusal"
+	has 5 'TORPOR-VM: status-image=none' ||
+		fail "boot 5: torpor status: $(grep -h 'status-image=' "$logdir/boot5.log")"
+	has 5 "TORPOR-VM: data=$data4" || fail "boot 5: the data written in boot 4 is lost"
+	has 5 'TORPOR-VM: failed-units=$' ||
+		fail "boot 5: failed units: $(grep -h 'failed-units=' "$logdir/boot5.log")"
+	note "boot 5: $(grep -ah -m1 'at stream offset' "$logdir/boot5.log" | cut -d' ' -f2-)"
 }
 
 if [ "$stale" = 1 ]; then
@@ -658,7 +817,7 @@ else
 			fail "boot 2: no console line saying the image was refused"
 		has 2 "TORPOR-VM: normal boot 2 swaps=$swaps_seen" ||
 			fail "boot 2: swap is not active after the refusal"
-		[ "$(stored)" = none ] || fail "after the refusal the $layout storage still holds the image"
+		stored_is none || fail "after the refusal the $layout storage still holds the image"
 	fi
 
 	# Boot 3: nothing left to resume, a normal boot.
@@ -669,18 +828,20 @@ else
 			fail "boot 3: no console line saying there was no image"
 		has 3 "TORPOR-VM: normal boot 3 swaps=$swaps_seen" || fail "boot 3: swap is not active"
 		has 3 "TORPOR-VM: data=$data" || fail "boot 3: the data written before hibernation is lost"
+		has 3 'TORPOR-VM: status-image=none' ||
+			fail "boot 3: torpor status: $(grep -h 'status-image=' "$logdir/boot3.log")"
 		has 3 'TORPOR-VM: failed-units=$' ||
 			fail "boot 3: failed units: $(grep -h 'failed-units=' "$logdir/boot3.log")"
-		[ "$(stored)" = none ] || fail "after boot 3 the $layout storage still holds an image"
+		stored_is none || fail "after boot 3 the $layout storage still holds an image"
 	fi
-
+	[ "$layout" = luks ] && [ "$failures" = 0 ] && luks_corrupt_boots
 fi
 
 # No boot waits for the kernel's resume= device: initramfs-tools' own
 # resume script would say this after 30 s (issue 12's boot delay), a
 # systemd initrd that a job for it timed out.  Every normal boot answers
 # CanHibernate as boot 1 did.
-for b in 1 2 3 4; do
+for b in 1 2 3 4 5; do
 	[ -e "$logdir/boot$b.log" ] || continue
 	has "$b" 'Gave up waiting for suspend/resume device|Timed out waiting for device' &&
 		fail "boot $b waited for a resume device: $(grep -h -m1 -E 'Gave up waiting|Timed out waiting' "$logdir/boot$b.log")"
@@ -689,14 +850,17 @@ for b in 1 2 3 4; do
 		fail "boot $b: logind's CanHibernate: $(grep -h 'can-hibernate' "$logdir/boot$b.log")"
 done
 
-# The root filesystem, checked from the host after the last power-off.
-dd if="$disk" of="$logdir/rootfs.img" bs=1M skip=$((root_start / 2048)) \
-	count=$((root_sectors / 2048)) conv=sparse 2>/dev/null
-fsck=(e2fsck -fn)
-[ "$layout" = btrfs ] && fsck=(btrfs check --readonly)
-"${fsck[@]}" "$logdir/rootfs.img" >"$logdir/fsck.log" 2>&1 ||
-	{ cat "$logdir/fsck.log" >&2; fail "${fsck[*]}: the root filesystem is not clean"; }
-rm -f "$logdir/rootfs.img"
+# The root filesystem, checked from the host after the last power-off
+# (luks: the host cannot open the container).
+if [ "$layout" != luks ]; then
+	dd if="$disk" of="$logdir/rootfs.img" bs=1M skip=$((root_start / 2048)) \
+		count=$((root_sectors / 2048)) conv=sparse 2>/dev/null
+	fsck=(e2fsck -fn)
+	[ "$layout" = btrfs ] && fsck=(btrfs check --readonly)
+	"${fsck[@]}" "$logdir/rootfs.img" >"$logdir/fsck.log" 2>&1 ||
+		{ cat "$logdir/fsck.log" >&2; fail "${fsck[*]}: the root filesystem is not clean"; }
+	rm -f "$logdir/rootfs.img"
+fi
 
 # Figures: boot to marker, trigger to power-off, boot to marker back.
 t_marker=$(ts 1 'MARKER pid=')
