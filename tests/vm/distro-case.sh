@@ -704,21 +704,23 @@ attach_late() {
 
 # stale-root: the storage is back at boot 3, after boot 2 mounted the
 # root filesystem read-write: the initramfs must refuse the image.
-# check_stale_boot3 WHY: boot 3 found the image, refused it as stale with
-# the line WHY, gave its storage back and booted normally, the data of
-# boot 1 there, no failed unit.
+# check_refused_boot N WHY DATA: boot N found the image, refused it with
+# the console line WHY (why, or where it is damaged), gave its storage
+# back and booted normally: swap active, nothing stored, DATA (written
+# before the hibernation) there, no failed unit.
 stale_refused='torpor: the hibernation image was refused; booting normally'
-check_stale_boot3() {
-	has 3 'MARKER-AFTER' && fail "boot 3 resumed a stale image"
-	has 3 "$stale_refused" || fail "boot 3: no console line saying the image was refused"
-	has 3 "$1" || fail "boot 3: the refusal does not say why the image is stale: $(grep -ah 'image refused' "$logdir/boot3.log" | head -3)"
-	has 3 "TORPOR-VM: normal boot 3 swaps=$swaps_seen" || fail "boot 3: swap is not active"
-	has 3 'TORPOR-VM: status-image=none' ||
-		fail "boot 3: torpor status: $(grep -h 'status-image=' "$logdir/boot3.log")"
-	has 3 "TORPOR-VM: data=$data" || fail "boot 3: the data written before hibernation is lost"
-	has 3 'TORPOR-VM: failed-units=$' ||
-		fail "boot 3: failed units: $(grep -h 'failed-units=' "$logdir/boot3.log")"
-	stored_is none || fail "after boot 3 the $layout storage still holds the stale image"
+check_refused_boot() {
+	local n=$1
+	has "$n" 'MARKER-AFTER' && fail "boot $n resumed a refused image"
+	has "$n" "$stale_refused" || fail "boot $n: no console line saying the image was refused"
+	has "$n" "$2" || fail "boot $n: the refusal does not say why or where: $(grep -ah 'image refused' "$logdir/boot$n.log" | head -3)"
+	has "$n" "TORPOR-VM: normal boot $n swaps=$swaps_seen" || fail "boot $n: swap is not active"
+	has "$n" 'TORPOR-VM: status-image=none' ||
+		fail "boot $n: torpor status: $(grep -h 'status-image=' "$logdir/boot$n.log")"
+	has "$n" "TORPOR-VM: data=$3" || fail "boot $n: the data written before the hibernation is lost"
+	has "$n" 'TORPOR-VM: failed-units=$' ||
+		fail "boot $n: failed units: $(grep -h 'failed-units=' "$logdir/boot$n.log")"
+	stored_is none || fail "after boot $n the $layout storage still holds the refused image"
 }
 
 stale_root_boots() {
@@ -728,7 +730,7 @@ stale_root_boots() {
 
 	disks=("$disk" "$swapdisk")
 	boot 3 400
-	check_stale_boot3 "$why"
+	check_refused_boot 3 "$why" "$data"
 	echo "VM-TIMING-STALE-ROOT boot2=${boot2_secs:-?}s refused=$(ts 3 "$stale_refused")s boot3=${boot_secs}s" |
 		tee "$logdir/timing-stale-root.txt"
 }
@@ -750,7 +752,7 @@ btrfs_stale_root_boots() {
 	has 2 'TORPOR-VM: normal boot 2 ' || fail "boot 2 did not boot normally"
 	stored_is image || fail "boot 2 discarded the image (torpor-stale-image.service was masked)"
 	boot 3 400
-	check_stale_boot3 "$why"
+	check_refused_boot 3 "$why" "$data"
 }
 
 # luks, after boot 3: the corrupt-image refusal.  The host sees only the
@@ -775,17 +777,8 @@ luks_corrupt_boots() {
 		dd of="$disk" bs=1 seek="$at" count=1 conv=notrunc 2>/dev/null
 	note "flipped the ciphertext byte at $at (the swap volume's byte $((at - luks_swap_at)))"
 	boot 5 400
-	has 5 'MARKER-AFTER' && fail "boot 5 resumed a corrupt image"
-	has 5 "$stale_refused" || fail "boot 5: no console line saying the image was refused"
 	# What and where, on the console.
-	has 5 'torpor-resume: chunk [0-9]+ at stream offset [0-9]+: ' ||
-		fail "boot 5: the console does not say where the image is damaged"
-	has 5 "TORPOR-VM: normal boot 5 swaps=$swaps_seen" || fail "boot 5: swap is not active after the refusal"
-	has 5 'TORPOR-VM: status-image=none' ||
-		fail "boot 5: torpor status: $(grep -h 'status-image=' "$logdir/boot5.log")"
-	has 5 "TORPOR-VM: data=$data4" || fail "boot 5: the data written in boot 4 is lost"
-	has 5 'TORPOR-VM: failed-units=$' ||
-		fail "boot 5: failed units: $(grep -h 'failed-units=' "$logdir/boot5.log")"
+	check_refused_boot 5 'torpor-resume: chunk [0-9]+ at stream offset [0-9]+: ' "$data4"
 	note "boot 5: $(grep -ah -m1 'at stream offset' "$logdir/boot5.log" | cut -d' ' -f2-)"
 }
 
