@@ -691,14 +691,7 @@ attach_late() {
 		has "$1" "$2" 2>/dev/null && break
 		sleep 0.5
 	done
-	python3 - "$logdir/monitor.sock" <<-'EOF'
-	import socket, sys, time
-	s = socket.socket(socket.AF_UNIX)
-	s.connect(sys.argv[1])
-	s.sendall(b"device_add virtio-blk-pci,drive=late,id=latedev\n")
-	time.sleep(1)
-	s.close()
-	EOF
+	monitor_send "$logdir/monitor.sock" "device_add virtio-blk-pci,drive=late,id=latedev"
 	note "boot $1: the swap disk attached at $(tail -n1 "$logdir/boot$1.log" | cut -d' ' -f1)s"
 }
 

@@ -128,11 +128,26 @@ type_on_console() {
 	exec sleep 5
 }
 
+# monitor_send SOCKET COMMAND...: each COMMAND to QEMU's human monitor on
+# the unix socket SOCKET, one after another, SECS (default 1) apart.
+monitor_send() {
+	python3 - "$@" <<-'EOF'
+	import os, socket, sys, time
+	s = socket.socket(socket.AF_UNIX)
+	s.connect(sys.argv[1])
+	for command in sys.argv[2:]:
+	    s.sendall(command.encode() + b"\n")
+	    time.sleep(float(os.environ.get("SECS", "1")))
+	s.close()
+	EOF
+}
+
 # TORPOR_VM_SYSRQ=1 (debugging a guest that falls silent): a QEMU monitor
 # on LOG.mon; once the console has said nothing for 75 s, the guest's
 # keyboard gets SysRq-w (the blocked tasks) and SysRq-l (every CPU's
-# backtrace), and again after each further 75 s of silence.  Boot the guest with sysrq_always_enabled
-# (TORPOR_VM_APPEND) so that its kernel answers.
+# backtrace), and again after each further 75 s of silence.  Boot the
+# guest with sysrq_always_enabled (TORPOR_VM_APPEND) so that its kernel
+# answers.
 # sysrq_on_silence LOG MONITOR
 sysrq_on_silence() {
 	local now age
@@ -141,15 +156,7 @@ sysrq_on_silence() {
 		now=$(date +%s)
 		age=$((now - $(stat -c %Y "$1")))
 		[ "$age" -ge 75 ] || continue
-		python3 - "$2" <<-'EOF'
-		import socket, sys, time
-		s = socket.socket(socket.AF_UNIX)
-		s.connect(sys.argv[1])
-		for key in (b"w", b"l"):
-		    s.sendall(b"sendkey alt-sysrq-" + key + b"\n")
-		    time.sleep(3)
-		s.close()
-		EOF
+		SECS=3 monitor_send "$2" "sendkey alt-sysrq-w" "sendkey alt-sysrq-l"
 		echo "vm: $(basename "$1"): silent for ${age}s: sent SysRq-w and SysRq-l" >&2
 		touch "$1"
 	done
