@@ -71,6 +71,7 @@ struct setup {
 	bool use_file;
 	char device[PATH_MAX];		/* [swap] device */
 	dev_t device_rdev;		/* its number, 0 unknown */
+	bool device_in_fs;		/* device_rdev holds its filesystem */
 	uint64_t room;
 	char file_path[PATH_MAX];	/* [file] path */
 	uint64_t file_size;
@@ -354,7 +355,17 @@ find_swap(struct setup *st)
 			continue;
 		best = (size - used) * 1024;
 		st->room = best;
-		st->device_rdev = stat(name, &sb) == 0 && S_ISBLK(sb.st_mode) ? sb.st_rdev : 0;
+		/* A swap file: the device of its filesystem. */
+		st->device_rdev = 0;
+		st->device_in_fs = false;
+		if (stat(name, &sb) < 0) {
+			/* unknown: nothing said of its stack */
+		} else if (S_ISBLK(sb.st_mode)) {
+			st->device_rdev = sb.st_rdev;
+		} else if (S_ISREG(sb.st_mode)) {
+			st->device_rdev = sb.st_dev;
+			st->device_in_fs = true;
+		}
 		/* A partition by its UUID: device names change. */
 		if (strcmp(type, "partition") != 0 ||
 		    bd_uuid_of(name, st->device + 5, sizeof(st->device) - 5) < 0)
@@ -462,8 +473,8 @@ say_stack(const struct setup *st)
 		return;
 	bd_dm_stack(st->root ? st->root : "", st->device_rdev, &dm);
 	if (dm.n_lvm)
-		printf("setup: it is the LVM volume %s: the initramfs must activate it (lvm2)\n",
-		       dm.lvm[0]);
+		printf("setup: %s the LVM volume %s: the initramfs must activate it (lvm2)\n",
+		       st->device_in_fs ? "its filesystem is on" : "it is", dm.lvm[0]);
 	for (unsigned i = 0; i < dm.n_crypt; i++)
 		printf("setup: it lies in the dm-crypt mapping %s: the initramfs must unlock it (cryptsetup), asking for its passphrase\n",
 		       dm.crypt[i]);

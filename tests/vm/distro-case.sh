@@ -51,12 +51,18 @@
 # console at the initramfs' prompt, as a user types it.  The host cannot
 # read inside the container: whether an image is stored, and the root
 # filesystem's state, are what the guest says.
+# distro-luks-swapfile is Ubuntu's encrypted install: the same container
+# and volume group with the root volume only, and swap in the file
+# /swap.img on the root.  torpor setup takes the swap file and prints its
+# place as kernel command line words, which boots 2 on carry (the boot
+# loader's part: the case cannot edit one).
 # Then the host checks the root filesystem with e2fsck -fn (btrfs check).
 #
 # Usage: distro-case.sh CASE SRCDIR BUILDDIR [LOGDIR]
 #   CASE: distro-initramfs-tools | distro-corrupt | distro-dracut |
 #         distro-stale | distro-stale-root | distro-btrfs |
 #         distro-btrfs-stale-root | distro-luks-lvm | distro-dracut-luks-lvm |
+#         distro-luks-swapfile |
 #         distro-suspend-then-hibernate (and RELEASE-, -efi variants)
 # Exit: 0 passed, 1 failed, 77 QEMU or the package archive is unreachable.
 # Environment: TORPOR_VM_CACHE (default /var/cache/torpor-vm) keeps the
@@ -85,8 +91,9 @@ die() { fail "$*"; exit 1; }
 release=bookworm gen=initramfs-tools corrupt=0 stale=0 action=hibernate efi=0
 # layout: swap (an ext4 root, a swap partition), btrfs (Fedora's: a
 # btrfs root, zram swap only, the image in a NOCOW file on the root) or
-# luks (Debian's encrypted LVM, see the top).
-layout=swap
+# luks (Debian's encrypted LVM, see the top; luks_swap=file: Ubuntu's swap
+# file instead of the swap volume).
+layout=swap luks_swap=lv
 what=${case_name#distro-}
 case "$what" in
 bookworm-* | trixie-* | sid-*) release=${what%%-*} what=${what#*-} ;;
@@ -106,6 +113,7 @@ btrfs) gen=dracut layout=btrfs ;;
 btrfs-stale-root) gen=dracut layout=btrfs stale=3 ;;
 luks-lvm) layout=luks ;;
 dracut-luks-lvm) gen=dracut layout=luks ;;
+luks-swapfile) layout=luks luks_swap=file ;;
 *) echo "distro-case: unknown case '$case_name'" >&2; exit 1 ;;
 esac
 
@@ -237,6 +245,7 @@ swapdev=/dev/vda2 swapopts=sw
 swaps_seen=$swapdev
 [ "$layout" = btrfs ] && swaps_seen=/dev/zram0
 [ "$layout" = luks ] && swaps_seen='/dev/dm-[0-9]+'
+[ "$luks_swap" = file ] && swaps_seen=/swap.img
 
 # guest_conf WRITER LINE...: torpor.conf as README.md gives it, with
 # LINEs in the writer's section.
@@ -414,7 +423,7 @@ install_luks() {
 	truncate -s 2G "$staging"
 	mkfs.ext4 -q -F -d "$root" "$staging" || return 1
 	append="root=/dev/vdb rw init=/usr/local/sbin/torpor-vm-install console=ttyS0 loglevel=4"
-	append="$append panic=-1 torpor.pass=$luks_pass torpor.gen=$gen"
+	append="$append panic=-1 torpor.pass=$luks_pass torpor.gen=$gen torpor.swap=$luks_swap"
 	note "boot 0: the install (timeout ${limit}s)"
 	vm_type_when=
 	qemu_boot "$logdir/boot0.log" "$limit" "$MEM" "$kernel" "$initrd" "$append" "$disk" "$staging"
@@ -504,6 +513,8 @@ boot() {
 	local append="root=$root_dev ro console=ttyS0 quiet loglevel=4 panic=-1"
 	[ "$layout" = btrfs ] && append="$append rootfstype=btrfs ${boot_words-$resume_words}"
 	[ "$layout" = luks ] && [ "$n" = 1 ] && append="$append torpor.setup=1"
+	# (luks, the swap file: the words torpor setup printed in boot 1.)
+	[ "$layout" = luks ] && append="$append $resume_words"
 	# luks: in boot 1, after the initramfs rebuild (many programs run),
 	# the kernel's preallocation of the image's memory, which zeroes
 	# nearly all free pages (Debian's kernels zero every page they hand
@@ -582,8 +593,22 @@ if [ "$layout" = luks ]; then
 	boot 1 800
 	has 1 'TORPOR-VM: setup exit=0' ||
 		fail "boot 1: torpor setup --yes failed: $(grep -h 'TORPOR-VM: setup' "$logdir/boot1.log" | tail -n 5)"
-	has 1 'TORPOR-VM: setup: setup: storage: swap writer on UUID=' ||
-		fail "boot 1: torpor setup did not choose the swap volume"
+	if [ "$luks_swap" = file ]; then
+		has 1 'TORPOR-VM: setup: setup: storage: swap writer on /swap.img ' ||
+			fail "boot 1: torpor setup did not choose the swap file"
+		has 1 'TORPOR-VM: setup: setup: its filesystem is on the LVM volume torpor--vm--vg-root: ' ||
+			fail "boot 1: torpor setup did not say that the swap file lies on an LVM volume"
+		# The words a user adds to the boot loader's command line.
+		resume_words=$(sed -n 's/.*setup: the image.s location as kernel command line words (torpor resume-args): \(resume=[^ ]* resume_offset=[0-9]*\).*/\1/p' \
+			"$logdir/boot1.log" | head -n 1)
+		[ -n "$resume_words" ] || fail "boot 1: torpor setup printed no resume= and resume_offset= words for the swap file"
+		note "boot 1: the words for the command line: $resume_words"
+	else
+		has 1 'TORPOR-VM: setup: setup: storage: swap writer on UUID=' ||
+			fail "boot 1: torpor setup did not choose the swap volume"
+	fi
+	has 1 'TORPOR-VM: setup: setup: it lies in the dm-crypt mapping vda2_crypt: ' ||
+		fail "boot 1: torpor setup did not say that the swap space lies in the dm-crypt mapping"
 	has 1 'TORPOR-VM: setup: setup: the new initramfs holds what a resume needs' ||
 		fail "boot 1: torpor setup did not check the new initramfs"
 	note "boot 1: $(grep -h -m1 'TORPOR-VM: setup-status=' "$logdir/boot1.log" | sed 's/.*TORPOR-VM: //')"
