@@ -86,8 +86,8 @@ boot_cut_once() {
 	wait "$pipe"
 	grep -q 'VM: hibernate start' "$log" ||
 		fail "cut $n: the guest did not start hibernating: $(grep -h '^[0-9.]* VM:' "$log" | tail -n 3)"
-	grep -qE 'Kernel panic|BUG:|Oops|WARNING: ' "$log" &&
-		fail "cut $n: kernel trouble: $(grep -m1 -E -A3 'Kernel panic|BUG:|Oops|WARNING: ' "$log")"
+	trouble=$(kernel_trouble "$log" 'WARNING: ') &&
+		fail "cut $n: kernel trouble: $(sed -n "${trouble%%:*},+3p" "$log")"
 	return 0
 }
 

@@ -321,7 +321,7 @@ boot() {
 		fail "boot $n: QEMU exited with $boot_rc"
 	grep -q 'VM: power off' "$log" || [ "$n" = 1 ] ||
 		fail "boot $n did not reach the power-off"
-	grep -qE 'Kernel panic|BUG:|Oops' "$log" && fail "boot $n: kernel panic or oops"
+	trouble=$(kernel_trouble "$log") && fail "boot $n: kernel panic or oops: ${trouble#*:}"
 	# A distribution's crash reporter files every WARNING as a kernel bug
 	# (thaw_processes warns when a thread that the freezer created is
 	# still there at the thaw).  A case may name one it provokes on
