@@ -352,7 +352,10 @@ check_initrd() {
 	fi
 	wants="sbin/torpor-resume torpor/plugins/$writer_so torpor/plugins/lz4.so"
 	wants="$wants torpor/plugins/checksum.so liblz4.so libgcrypt.so libinih.so etc/torpor/torpor.conf"
-	[ "$layout" = luks ] && wants="$wants sbin/cryptsetup sbin/lvm dm-crypt.ko"
+	# (dracut's systemd initrd unlocks with systemd-cryptsetup.)
+	[ "$layout" = luks ] && wants="$wants sbin/lvm dm-crypt.ko"
+	[ "$layout" = luks ] && [ "$gen" = initramfs-tools ] && wants="$wants sbin/cryptsetup"
+	[ "$layout" = luks ] && [ "$gen" = dracut ] && wants="$wants systemd/systemd-cryptsetup"
 	for want in $wants; do
 		grep -q -- "$want" "$list" || fail "the initramfs lacks $want"
 	done
@@ -529,8 +532,8 @@ boot() {
 	note "boot $n: QEMU exit $boot_rc after ${boot_secs}s"
 	[ "$layout" = luks ] && luks_after_boot "$n"
 	[ "$boot_rc" = 124 ] && fail "boot $n did not power off within ${limit}s"
-	grep -qE 'Kernel panic|BUG:|Oops' "$logdir/boot$n.log" &&
-		fail "boot $n: kernel panic or oops"
+	trouble=$(kernel_trouble "$logdir/boot$n.log") &&
+		fail "boot $n: kernel panic or oops: ${trouble#*:}"
 	return 0
 }
 show_logs() {
@@ -793,7 +796,7 @@ luks_corrupt_boots() {
 	old=$(od -A n -t u1 -j "$at" -N 1 "$disk" | tr -d ' ')
 	printf "$(printf '\\%03o' $((old ^ 0x5a)))" |
 		dd of="$disk" bs=1 seek="$at" count=1 conv=notrunc 2>/dev/null
-	note "flipped the ciphertext byte at $at (the swap volume's byte $((at - luks_swap_at)))"
+	note "flipped the ciphertext byte at $at (the swap space's byte $((at - luks_swap_at)))"
 	boot 5 400
 	# What and where, on the console.
 	check_refused_boot 5 'torpor-resume: chunk [0-9]+ at stream offset [0-9]+: ' "$data4"
