@@ -56,13 +56,19 @@
 # /swap.img on the root.  torpor setup takes the swap file and prints its
 # place as kernel command line words, which boots 2 on carry (the boot
 # loader's part: the case cannot edit one).
+# distro-luks-swap-partition is an older setup's: the root volume alone in
+# the container on vda2, and swap in a LUKS2 container of its own on vda3
+# (vda3_crypt, its own crypttab line, RESUME=none), so that cryptroot
+# unlocks it in the initramfs only with crypttab's initramfs option.  Boot
+# 1's torpor setup must refuse and say so; the driver adds the option, as
+# a user would, and setup passes.  Each boot asks for both passphrases.
 # Then the host checks the root filesystem with e2fsck -fn (btrfs check).
 #
 # Usage: distro-case.sh CASE SRCDIR BUILDDIR [LOGDIR]
 #   CASE: distro-initramfs-tools | distro-corrupt | distro-dracut |
 #         distro-stale | distro-stale-root | distro-btrfs |
 #         distro-btrfs-stale-root | distro-luks-lvm | distro-dracut-luks-lvm |
-#         distro-luks-swapfile |
+#         distro-luks-swapfile | distro-luks-swap-partition |
 #         distro-suspend-then-hibernate (and RELEASE-, -efi variants)
 # Exit: 0 passed, 1 failed, 77 QEMU or the package archive is unreachable.
 # Environment: TORPOR_VM_CACHE (default /var/cache/torpor-vm) keeps the
@@ -92,7 +98,7 @@ release=bookworm gen=initramfs-tools corrupt=0 stale=0 action=hibernate efi=0
 # layout: swap (an ext4 root, a swap partition), btrfs (Fedora's: a
 # btrfs root, zram swap only, the image in a NOCOW file on the root) or
 # luks (Debian's encrypted LVM, see the top; luks_swap=file: Ubuntu's swap
-# file instead of the swap volume).
+# file instead of the swap volume, partition: a LUKS swap partition).
 layout=swap luks_swap=lv
 what=${case_name#distro-}
 case "$what" in
@@ -114,6 +120,7 @@ btrfs-stale-root) gen=dracut layout=btrfs stale=3 ;;
 luks-lvm) layout=luks ;;
 dracut-luks-lvm) gen=dracut layout=luks ;;
 luks-swapfile) layout=luks luks_swap=file ;;
+luks-swap-partition) layout=luks luks_swap=partition ;;
 *) echo "distro-case: unknown case '$case_name'" >&2; exit 1 ;;
 esac
 
@@ -419,9 +426,14 @@ boot_file() {
 # staging copy of the guest's tree on vdb; then the initramfs it built.
 install_luks() {
 	local staging=$logdir/staging.img append limit=$((600 * scale)) typed=$vm_type_when
-	printf 'label: dos\n%s,%s,83\n%s,%s,83\n' "$root_start" "$boot_sectors" \
-		$((root_start + boot_sectors)) $((root_sectors + swap_sectors - boot_sectors)) |
-		sfdisk -q "$disk" || return 1
+	if [ "$luks_swap" = partition ]; then
+		printf 'label: dos\n%s,%s,83\n%s,%s,83\n%s,%s,83\n' "$root_start" "$boot_sectors" \
+			$((root_start + boot_sectors)) $((root_sectors - boot_sectors)) \
+			"$swap_start" "$swap_sectors"
+	else
+		printf 'label: dos\n%s,%s,83\n%s,%s,83\n' "$root_start" "$boot_sectors" \
+			$((root_start + boot_sectors)) $((root_sectors + swap_sectors - boot_sectors))
+	fi | sfdisk -q "$disk" || return 1
 	rm -f "$staging"
 	truncate -s 2G "$staging"
 	mkfs.ext4 -q -F -d "$root" "$staging" || return 1
@@ -610,8 +622,19 @@ if [ "$layout" = luks ]; then
 		has 1 'TORPOR-VM: setup: setup: storage: swap writer on UUID=' ||
 			fail "boot 1: torpor setup did not choose the swap volume"
 	fi
-	has 1 'TORPOR-VM: setup: setup: it lies in the dm-crypt mapping vda2_crypt: ' ||
-		fail "boot 1: torpor setup did not say that the swap space lies in the dm-crypt mapping"
+	if [ "$luks_swap" = partition ]; then
+		# The first setup refused: cryptroot would not unlock the
+		# swap's container; the driver added the option.
+		has 1 "TORPOR-VM: setup: .*does not unlock vda3_crypt, which holds the image's device: add the option initramfs" ||
+			fail "boot 1: torpor setup did not say that the initramfs does not unlock vda3_crypt"
+		has 1 'TORPOR-VM: setup exit=1' || fail "boot 1: the first torpor setup did not refuse"
+		has 1 'TORPOR-VM: setup: added the option initramfs to vda3_crypt' ||
+			fail "boot 1: the driver did not add the option initramfs"
+	fi
+	crypt_name=vda2_crypt
+	[ "$luks_swap" = partition ] && crypt_name=vda3_crypt
+	has 1 "TORPOR-VM: setup: setup: it lies in the dm-crypt mapping $crypt_name: " ||
+		fail "boot 1: torpor setup did not say that the swap space lies in the dm-crypt mapping $crypt_name"
 	has 1 'TORPOR-VM: setup: setup: the new initramfs holds what a resume needs' ||
 		fail "boot 1: torpor setup did not check the new initramfs"
 	note "boot 1: $(grep -h -m1 'TORPOR-VM: setup-status=' "$logdir/boot1.log" | sed 's/.*TORPOR-VM: //')"
