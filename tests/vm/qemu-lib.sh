@@ -91,8 +91,8 @@ qemu_boot() {
 # panicked, oopsed or hit a BUG (or matched REGEX too); false when none.
 # A soft lockup ("BUG: soft lockup") is not one: under TCG a loaded host
 # stalls a vCPU for tens of seconds now and then (seen in boots that went
-# on to pass: modprobe in a dracut initramfs, 27 s); a boot that stops
-# for good is retried (qemu_boot) or times out.
+# on to pass: modprobe in the booted system of the dracut guest, 22 to
+# 27 s); a boot that stops for good is retried (qemu_boot) or times out.
 kernel_trouble() {
 	grep -n -E "Kernel panic|Oops|BUG:${2:+|$2}" "$1" | grep -v 'BUG: soft lockup' |
 		head -n 1 | grep .
