@@ -46,6 +46,10 @@ static uint32_t page;
 
 static char path[PATH_MAX];		/* the image file, or "" at resume= */
 static char dev_path[PATH_MAX];		/* the block device under it */
+/* The image file as mapped again after the freeze, held open to the
+ * cycle's end: its page cache is dropped through it after the snapshot,
+ * when a path lookup on btrfs can wait forever (bd_drop_file_cache). */
+static int frozen_fd = -1;
 static uint64_t sig_phys;		/* block 0 of the file on dev_path */
 static struct bd_map space;		/* the file's bytes, logical -> physical */
 static bool have_space;
@@ -75,6 +79,9 @@ reset_location(void)
 	have_space = false;
 	path[0] = dev_path[0] = '\0';
 	sig_phys = 0;
+	if (frozen_fd >= 0)
+		close(frozen_fd);
+	frozen_fd = -1;
 }
 
 /* The image file holds a copy of memory: private (root's, mode 0600),
@@ -212,7 +219,9 @@ open_dev(bool writable)
 }
 
 /* The file's page cache did not see the writes to the device below
- * it.  At resume= the file is not known; the configured one, when it
+ * it: dropped through the file held open since the freeze, else by its
+ * path (never looked up after the snapshot: the cycle holds it open by
+ * then).  At resume= the file is not known; the configured one, when it
  * exists, may hold the signature block in its cache. */
 static int
 write_block0(const char *magic, const struct bd_index *ix)
@@ -222,7 +231,10 @@ write_block0(const char *magic, const struct bd_index *ix)
 	if (r < 0)
 		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot write the signature block of %s: %m",
 		    path[0] ? path : dev_path);
-	bd_drop_file_cache(path[0] ? path : host->config_get(NAME, "path"));
+	if (frozen_fd >= 0)
+		bd_drop_fd_cache(frozen_fd);
+	else
+		bd_drop_file_cache(path[0] ? path : host->config_get(NAME, "path"));
 	return r;
 }
 
@@ -329,8 +341,8 @@ check_unmoved(void)
 	}
 	r = bd_file_place(fd, space.total, false, &now, node, sizeof(node),
 			  &rdev, why, sizeof(why));
-	close(fd);
 	if (r < 0) {
+		close(fd);
 		torpor_log(host, NAME, TORPOR_LOG_ERR, "image file %s %s (mapped again after the freeze)",
 			   path, why);
 		return r;
@@ -341,10 +353,14 @@ check_unmoved(void)
 		       now.runs[i].len == space.runs[i].len;
 	bd_map_clear(&now);
 	if (!same) {
+		close(fd);
 		torpor_log(host, NAME, TORPOR_LOG_ERR, "image file %s moved between the start of the cycle and the freeze (defragmented, balanced or replaced): nothing written; hibernate again",
 			   path);
 		return -ESTALE;
 	}
+	if (frozen_fd >= 0)
+		close(frozen_fd);
+	frozen_fd = fd;
 	return 0;
 }
 

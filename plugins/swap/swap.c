@@ -70,6 +70,10 @@ static uint32_t page;			/* swap page size */
 static char spec[PATH_MAX];		/* as configured, for messages */
 static char dev_path[PATH_MAX];		/* block device written */
 static char file_path[PATH_MAX];	/* swap file, or "" */
+/* The swap file, held open from reserve() to the cycle's end: its page
+ * cache is dropped through it after the snapshot, when a path lookup on
+ * btrfs can wait forever (bd_drop_file_cache). */
+static int file_fd = -1;
 static dev_t dev_rdev;
 static uint64_t hdr_phys;		/* page 0 of the area on dev_path */
 static struct bd_map area;		/* the area's bytes, logical -> physical */
@@ -123,6 +127,9 @@ reset_area(void)
 	dev_path[0] = file_path[0] = spec[0] = area_uuid[0] = '\0';
 	hdr_phys = 0;
 	dev_rdev = 0;
+	if (file_fd >= 0)
+		close(file_fd);
+	file_fd = -1;
 }
 
 /* Is the block device or file at path the one in /proc/swaps line name? */
@@ -432,16 +439,20 @@ read_page0(uint8_t **ret)
 
 /*
  * swapon and blkid read a swap file through its page cache, which did not
- * see our write to the device below: drop it.  At resume= the file is not
- * known, but when the configured device is a swap file that exists (the
- * simulated cycle, or a resume after the filesystem was mounted) its
- * cache may hold the old header page too.
+ * see our write to the device below: drop it, through the file held open
+ * since reserve() when it is (no lookup after the snapshot).  At resume=
+ * the file is not known, but when the configured device is a swap file
+ * that exists (the simulated cycle, or a resume after the filesystem was
+ * mounted) its cache may hold the old header page too.
  */
 static void
 drop_file_cache(void)
 {
-	bd_drop_file_cache(file_path[0] ? file_path :
-			   host->config_get(NAME, "device"));
+	if (file_fd >= 0)
+		bd_drop_fd_cache(file_fd);
+	else
+		bd_drop_file_cache(file_path[0] ? file_path :
+				   host->config_get(NAME, "device"));
 }
 
 static int
@@ -778,6 +789,34 @@ swap_free_space(uint64_t *ret)
 	return 0;
 }
 
+/* Hold the swap file that open_area() found (st) open to the cycle's end. */
+static int
+hold_file(const struct stat *st)
+{
+	struct stat now;
+	int fd;
+
+	if (file_fd >= 0)
+		return 0;
+	fd = open(file_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0) {
+		int r = -errno;
+
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot open swap file %s: %m",
+				 file_path);
+		return r;
+	}
+	if (fstat(fd, &now) < 0 || now.st_dev != st->st_dev ||
+	    now.st_ino != st->st_ino) {
+		close(fd);
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "swap file %s was replaced while it was being opened",
+			   file_path);
+		return -ENODEV;
+	}
+	file_fd = fd;
+	return 0;
+}
+
 static int
 swap_reserve(uint64_t expected)
 {
@@ -793,6 +832,8 @@ swap_reserve(uint64_t expected)
 	}
 	kernel_mode = host->snapshot_kind() == TORPOR_SNAPSHOT_KERNEL;
 	r = open_area(&st);
+	if (r == 0 && file_path[0])
+		r = hold_file(&st);
 	if (r == 0)
 		r = parse_swap_header();
 	if (r == 0)

@@ -470,8 +470,16 @@ int bd_resume_words(const char *dev_path, uint64_t offset, uint32_t page,
 
 /* swapon, blkid and the filesystem read a file through its page cache,
  * which did not see the writes to the device below: drop it, when path
- * names an existing regular file. */
+ * names an existing regular file.  Looks the path up: never after the
+ * snapshot, when the kernel's freezable workqueues stay frozen and a
+ * lookup that must read the filesystem (btrfs: its tree blocks, whose
+ * reads those workqueues end) waits for them forever; a writer holds the
+ * file open from its mapping on and drops the cache through that fd
+ * (bd_drop_fd_cache) instead. */
 void bd_drop_file_cache(const char *path);
+
+/* The same for the open file fd (nothing when fd < 0): no lookup. */
+void bd_drop_fd_cache(int fd);
 
 /* ---- small helpers ------------------------------------------------------- */
 

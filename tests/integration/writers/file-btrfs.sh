@@ -3,12 +3,13 @@
 # file writer on btrfs (Fedora's default root filesystem) on a loop device:
 # `torpor file-setup` makes the file NOCOW before it allocates it, the
 # writer maps it through the chunk tree, and a full cycle on the sim
-# source works; afterwards every other file is unchanged and btrfs check
+# source works, and from the snapshot on it looks up no path on the
+# filesystem; afterwards every other file is unchanged and btrfs check
 # finds the filesystem clean.  A btrfs over two devices is refused with
 # its reason, before any file is allocated.
 . "$(dirname "$0")/lib.sh"
-for tool in mkfs.btrfs btrfs lsattr; do
-	command -v "$tool" >/dev/null 2>&1 || { echo "SKIP: $tool is missing (btrfs-progs)"; exit 77; }
+for tool in mkfs.btrfs btrfs lsattr strace; do
+	command -v "$tool" >/dev/null 2>&1 || { echo "SKIP: $tool is missing (btrfs-progs, strace)"; exit 77; }
 done
 grep -qw btrfs /proc/filesystems || modprobe btrfs 2>/dev/null ||
 	{ echo "SKIP: this kernel has no btrfs"; exit 77; }
@@ -33,6 +34,7 @@ lsattr "$img" | grep -q '^[^ ]*C' || fail "file-setup did not make the file NOCO
 before=$(cd "$mnt" && sha256sum other)
 
 full_cycle "file writer on btrfs"
+no_lookup_after_snapshot "file writer on btrfs" "$mnt"
 
 umount "$mnt" || fail "umount"
 btrfs check --readonly "$dev" >"$OUT" 2>&1 || fail "btrfs check after the cycle"

@@ -153,6 +153,29 @@ full_cycle() {
 	: >"$CMDLINE"
 }
 
+# no_lookup_after_snapshot WHAT DIR: a cycle on the sim source under
+# strace; from the snapshot (torpor -v's "snapshot" phase line) to the
+# thaw, no system call names a path under DIR, the mount point of the
+# writer's filesystem.  The kernel keeps its freezable workqueues frozen
+# after the snapshot, and btrfs ends its reads of tree blocks there: a
+# lookup that must read the filesystem then waits forever (seen in
+# distro-btrfs, doc/writers.md).  Leaves the image stored.
+no_lookup_after_snapshot() {
+	local log=$WORK/strace.log
+	strace -f -qq -s 400 -e trace=%file,write -o "$log" \
+		"$TORPOR_BIN" --config "$CONF" --plugin-dir "$PLUGINS" hibernate --direct -v \
+		>"$OUT" 2>"$ERR"
+	rc=$?
+	expect_rc 0 "$1: hibernate under strace"
+	grep -q 'write(2, "torpor: snapshot ' "$log" || fail "$1: no snapshot phase line under strace"
+	grep -q 'write(2, "torpor: thawing' "$log" || fail "$1: no thaw line under strace"
+	sed -n '/write(2, "torpor: snapshot /,/write(2, "torpor: thawing/p' "$log" |
+		grep -F -- "\"$2/" >"$WORK/lookups"
+	[ -s "$WORK/lookups" ] &&
+		fail "$1: paths under $2 looked up after the snapshot: $(head -n 3 "$WORK/lookups")"
+	return 0
+}
+
 finish() {
 	if [ "$failures" -ne 0 ]; then
 		echo "$failures check(s) failed"
