@@ -155,10 +155,11 @@ monitor_send() {
 
 # TORPOR_VM_SYSRQ=1 (debugging a guest that falls silent): a QEMU monitor
 # on LOG.mon; once the console has said nothing for 75 s, the guest's
-# keyboard gets SysRq-w (the blocked tasks) and SysRq-l (every CPU's
-# backtrace), and again after each further 75 s of silence.  Boot the
-# guest with sysrq_always_enabled (TORPOR_VM_APPEND) so that its kernel
-# answers.
+# keyboard gets SysRq-9 (every message to the console: the dumps are
+# KERN_INFO, below the guests' loglevel=4 or 5), SysRq-w (the blocked
+# tasks) and SysRq-l (every CPU's backtrace), and again after each further
+# 75 s of silence.  Boot the guest with sysrq_always_enabled
+# (TORPOR_VM_APPEND) so that its kernel answers.
 # sysrq_on_silence LOG MONITOR
 sysrq_on_silence() {
 	local now age
@@ -167,8 +168,9 @@ sysrq_on_silence() {
 		now=$(date +%s)
 		age=$((now - $(stat -c %Y "$1")))
 		[ "$age" -ge 75 ] || continue
-		SECS=3 monitor_send "$2" "sendkey alt-sysrq-w" "sendkey alt-sysrq-l"
-		echo "vm: $(basename "$1"): silent for ${age}s: sent SysRq-w and SysRq-l" >&2
+		SECS=3 monitor_send "$2" "sendkey alt-sysrq-9" "sendkey alt-sysrq-w" \
+			"sendkey alt-sysrq-l"
+		echo "vm: $(basename "$1"): silent for ${age}s: sent SysRq-9, SysRq-w and SysRq-l" >&2
 		touch "$1"
 	done
 }
