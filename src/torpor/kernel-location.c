@@ -21,13 +21,13 @@
 #include "text.h"
 
 static int
-write_sys(const char *file, const char *value)
+write_sys(const char *root, const char *file, const char *value)
 {
 	char path[PATH_MAX];
 	int fd, r = 0;
 	size_t len = strlen(value);
 
-	snprintf(path, sizeof(path), "%s/sys/power/%s", status_sysroot(), file);
+	snprintf(path, sizeof(path), "%s/sys/power/%s", root, file);
 	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return log_error_errno(-errno, "cannot open %s: %m", path);
@@ -39,6 +39,12 @@ write_sys(const char *file, const char *value)
 
 int
 kernel_location_apply(const char *words)
+{
+	return kernel_location_apply_root(status_sysroot(), words);
+}
+
+int
+kernel_location_apply_root(const char *root, const char *words)
 {
 	char spec[PATH_MAX], node[PATH_MAX], offset[32], devno[32];
 	dev_t dev;
@@ -64,9 +70,9 @@ kernel_location_apply(const char *words)
 	snprintf(devno, sizeof(devno), "%u:%u", major(dev), minor(dev));
 	/* The offset first: writing resume makes the kernel look at once,
 	 * at the offset it has then. */
-	r = write_sys("resume_offset", offset[0] ? offset : "0");
+	r = write_sys(root, "resume_offset", offset[0] ? offset : "0");
 	if (r == 0)
-		r = write_sys("resume", devno);
+		r = write_sys(root, "resume", devno);
 	if (r < 0)
 		return r;
 	printf("resume-args: the kernel's resume device is now %s (%s), offset %s pages\n",

@@ -16,4 +16,7 @@
  */
 int kernel_location_apply(const char *words);
 
+/* The same with /sys under root ("" for the running system's). */
+int kernel_location_apply_root(const char *root, const char *words);
+
 #endif

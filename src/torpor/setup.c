@@ -41,6 +41,7 @@
 #include "config.h"
 #include "host.h"
 #include "initramfs-check.h"
+#include "kernel-location.h"
 #include "loader.h"
 #include "log.h"
 #include "logind-view.h"
@@ -998,6 +999,13 @@ apply(struct setup *st)
 		log_error("setup: 'torpor hibernate --direct --test' failed (exit status %d): see above",
 			  r);
 		return -EIO;
+	}
+	/* What torpor-resume-location.service does at each boot: it did
+	 * not run at this one, which had no configuration yet. */
+	if (st->words[0]) {
+		printf("setup: handing the image's location to the running kernel, as torpor-resume-location.service does at each boot\n");
+		if (kernel_location_apply_root(st->root ? st->root : "", st->words) < 0)
+			log_warning("setup: the running kernel has no resume device from torpor until the next boot: logind may not offer hibernation before it (see torpor status)");
 	}
 	printf("setup: done: 'systemctl hibernate' goes through torpor%s\n",
 	       strstr(st->words, "resume_offset=") ?

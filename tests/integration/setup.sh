@@ -60,6 +60,8 @@ make_root() {
 		"$SWAP" >"$ROOT/proc/swaps"
 	echo "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet" >"$ROOT/proc/cmdline"
 	echo "freeze mem disk" >"$ROOT/sys/power/state"
+	echo 0:0 >"$ROOT/sys/power/resume"
+	echo 0 >"$ROOT/sys/power/resume_offset"
 	echo "[none] integrity confidentiality" >"$ROOT/sys/kernel/security/lockdown"
 	echo 'GRUB_CMDLINE_LINUX="quiet"' >"$ROOT/etc/default/grub"
 	{
@@ -205,6 +207,14 @@ expect_out "running kernel's command line lacks them: it needs 'resume=.* resume
 expect_out 'GRUB_CMDLINE_LINUX .* lacks them: it needs' "file: grub"
 expect_out '^hibernate \(test\): [0-9]+ pages' "file: hibernate --test"
 expect_out 'done: .* once the kernel command line has the words above' "file: done"
+# The running kernel gets the location at once (logind on a BIOS machine
+# wants a resume device): the file's device and its first page.
+off=$(sed -nE 's/.*resume_offset=([0-9]+)$/\1/p' "$OUT" | head -n 1)
+[ "$(cat "$ROOT/sys/power/resume")" = "$(printf '%d:%d' "0x$(stat -c %t "$LOOP")" "0x$(stat -c %T "$LOOP")")" ] ||
+	fail "file: the kernel's resume device is '$(cat "$ROOT/sys/power/resume")', not $LOOP's"
+[ -n "$off" ] && [ "$(cat "$ROOT/sys/power/resume_offset")" = "$off" ] ||
+	fail "file: the kernel's resume_offset is '$(cat "$ROOT/sys/power/resume_offset")', not '$off'"
+expect_out "handing the image's location to the running kernel" "file: said"
 # Again: the file is there and reused, its room counted as free.
 t_run setup --yes --size 96M
 expect_rc 0 "file, again"
