@@ -36,10 +36,11 @@
 # four calls (suspend, then hibernate).  Booted through the bzImage (S3
 # wakes a PVH-booted guest into a reset, see tests/vm/s2h.sh).
 # distro-btrfs is Fedora's layout on Debian 12 with dracut: the root is
-# btrfs (one partition), swap is zram only, the image goes to a NOCOW file
-# on the root (/var/lib/torpor/image, made by torpor file-setup; its
-# place on the kernel command line, from torpor resume-args); the root
-# filesystem guard records the btrfs generation.
+# btrfs (one partition), swap is zram only.  Boot 1 runs `torpor setup
+# --yes`: it passes over the zram swap, makes the image a NOCOW file on
+# the root (/var/lib/torpor/image), rebuilds the initramfs and prints the
+# file's place as kernel command line words, which boots 2 on carry.  The
+# root filesystem guard records the btrfs generation.
 # distro-luks-lvm is Debian's "guided, encrypted LVM" (distro-dracut-luks-lvm
 # the same with dracut): /boot on vda1, a
 # LUKS2 container on vda2 holding the volume group torpor-vm-vg with the
@@ -268,9 +269,9 @@ guest_conf() {
 imagefile=/var/lib/torpor/image
 # configure_btrfs: Fedora's layout on Debian: the root on btrfs (fstab,
 # the btrfs module in the initramfs), swap on zram only (a unit doing
-# what Fedora's zram-generator does), the file writer.
+# what Fedora's zram-generator does).  No torpor.conf: `torpor setup`
+# makes the file writer's image file and the configuration in boot 1.
 configure_btrfs() {
-	guest_conf file "path = $imagefile" "size = 384M"
 	echo "/dev/vda1 / btrfs defaults 0 0" >"$root/etc/fstab"
 	echo 'add_drivers+=" btrfs "' >"$root/etc/dracut.conf.d/20-torpor-vm-btrfs.conf"
 	cat >"$root/etc/systemd/system/torpor-vm-zram.service" <<-'EOF'
@@ -371,36 +372,38 @@ check_initrd() {
 }
 writer_so=swap.so
 [ "$layout" = btrfs ] && writer_so=file.so
-# (luks: torpor setup makes the configuration and the initramfs in boot 1.)
-[ "$layout" = luks ] || check_initrd "/boot/initrd.img-$kver"
+# (luks, btrfs: torpor setup makes the configuration and the initramfs in
+# boot 1.)
+[ "$layout" = swap ] && check_initrd "/boot/initrd.img-$kver"
 
 # make_btrfs_root: the guest's tree as a btrfs partition (mkfs.btrfs
-# --rootdir on an image of its own, copied in at the partition's start),
-# then its image file made by torpor file-setup on the host's mount of it,
-# as `torpor setup` makes it; the kernel command line's words from
-# `torpor resume-args`, as a user adds them to the boot loader's.
+# --rootdir on an image of its own, copied in at the partition's start).
 make_btrfs_root() {
-	local part=$logdir/root.btrfs mnt=$logdir/mnt hostconf=$logdir/host.conf loop off rc=0
+	local part=$logdir/root.btrfs
 	rm -f "$part"
 	truncate -s $((root_sectors * 512)) "$part"
 	mkfs.btrfs -q -f --rootdir "$root" "$part" >"$logdir/mkfs.log" 2>&1 || return 1
 	dd if="$part" of="$disk" bs=1M seek=$((root_start / 2048)) conv=notrunc,sparse status=none || return 1
 	rm -f "$part"
-	loop=$(losetup -f --show -o $((root_start * 512)) --sizelimit $((root_sectors * 512)) "$disk") ||
+}
+
+# btrfs_boot_file PATH DEST: copy a file out of the btrfs root, through a
+# read-only loop device and a mount that replays no log: the filesystem
+# stays as the hibernated guest left it (its generation is the image's
+# root filesystem guard).
+btrfs_boot_file() {
+	local mnt=$logdir/mnt loop rc=0
+	loop=$(losetup -f --show -r -o $((root_start * 512)) --sizelimit $((root_sectors * 512)) "$disk") ||
 		return 1
 	mkdir -p "$mnt"
-	mount "$loop" "$mnt" || { losetup -d "$loop"; return 1; }
-	printf '[torpor]\nsnapshot = sim\nwriter = file\nfilters =\nplugin_dir = %s\n\n[file]\npath = %s\nsize = 384M\n' \
-		"$builddir/plugins" "$mnt$imagefile" >"$hostconf"
-	"$builddir/src/torpor/torpor" file-setup --config "$hostconf" >"$logdir/file-setup.log" 2>&1 || rc=1
-	[ "$rc" = 0 ] && resume_words=$("$builddir/src/torpor/torpor" resume-args --config "$hostconf" 2>>"$logdir/file-setup.log") ||
+	if mount -o ro,rescue=nologreplay "$loop" "$mnt"; then
+		cp "$mnt$1" "$2" || rc=1
+		umount "$mnt"
+	else
 		rc=1
-	umount "$mnt"
+	fi
 	losetup -d "$loop"
-	[ "$rc" = 0 ] || { cat "$logdir/file-setup.log" >&2; return 1; }
-	off=$(sed -nE 's/.*resume_offset=([0-9]+).*/\1/p' <<<"$resume_words")
-	[ -n "$off" ] || return 1
-	image_at=$((root_start * 512 + off * 4096))
+	return $rc
 }
 
 root_dev=/dev/vda1
@@ -454,11 +457,15 @@ install_luks() {
 	boot_file "initrd.img-$kver" "$initrd" || { echo "no initrd.img-$kver in the installed /boot" >&2; return 1; }
 }
 
-# luks_after_boot N: boot 1's torpor setup rebuilt the initramfs in /boot:
-# the next boots use it, and it must hold what a resume needs.
-luks_after_boot() {
+# setup_after_boot N: boot 1's torpor setup rebuilt the initramfs in
+# /boot: the next boots use it, and it must hold what a resume needs.
+setup_after_boot() {
 	[ "$1" = 1 ] || return 0
-	boot_file "initrd.img-$kver" "$initrd" || { fail "boot 1: no initrd.img-$kver in /boot"; return; }
+	if [ "$layout" = btrfs ]; then
+		btrfs_boot_file "/boot/initrd.img-$kver" "$initrd"
+	else
+		boot_file "initrd.img-$kver" "$initrd"
+	fi || { fail "boot 1: no initrd.img-$kver in /boot"; return; }
 	cp "$initrd" "$root/tmp/initrd.img" && check_initrd /tmp/initrd.img
 }
 
@@ -474,9 +481,7 @@ if [ "$layout" = btrfs ]; then
 	printf 'label: dos\n%s,%s,83\n' "$root_start" "$root_sectors" | sfdisk -q "$disk" ||
 		die "sfdisk failed"
 	make_btrfs_root || die "making the btrfs root failed"
-	rm -rf "$root"
 	swapdisk=$disk disks=("$disk")
-	note "btrfs root: $imagefile at byte $image_at of the disk; $resume_words"
 elif [ "$layout" = luks ]; then
 	install_luks || die "the install boot failed"
 	swapdisk=$disk disks=("$disk")
@@ -527,7 +532,7 @@ boot() {
 	local n=$1 limit=$(($2 * scale))
 	local append="root=$root_dev ro console=ttyS0 quiet loglevel=4 panic=-1"
 	[ "$layout" = btrfs ] && append="$append rootfstype=btrfs ${boot_words-$resume_words}"
-	[ "$layout" = luks ] && [ "$n" = 1 ] && append="$append torpor.setup=1"
+	[ "$layout" != swap ] && [ "$n" = 1 ] && append="$append torpor.setup=1"
 	# (luks, the swap file: the words torpor setup printed in boot 1.)
 	[ "$layout" = luks ] && append="$append $resume_words"
 	# luks: in boot 1, after the initramfs rebuild (many programs run),
@@ -542,7 +547,7 @@ boot() {
 	note "boot $n (timeout ${limit}s)"
 	qemu_boot "$logdir/boot$n.log" "$limit" "$MEM" "$kernel" "$initrd" "$append" "${disks[@]}"
 	note "boot $n: QEMU exit $boot_rc after ${boot_secs}s"
-	[ "$layout" = luks ] && luks_after_boot "$n"
+	[ "$layout" != swap ] && setup_after_boot "$n"
 	[ "$boot_rc" = 124 ] && fail "boot $n did not power off within ${limit}s"
 	trouble=$(kernel_trouble "$logdir/boot$n.log") &&
 		fail "boot $n: kernel panic or oops: ${trouble#*:}"
@@ -601,23 +606,44 @@ check_s2h_boot2() {
 }
 [ "$action" = suspend-then-hibernate ] && scale=$((scale * 2))
 
+# setup_words: the words torpor setup printed in boot 1 for a file's place
+# (resume= and resume_offset=), which a user adds to the boot loader's
+# command line.
+setup_words() {
+	resume_words=$(sed -n 's/.*setup: the image.s location as kernel command line words (torpor resume-args): \(resume=[^ ]* resume_offset=[0-9]*\).*/\1/p' \
+		"$logdir/boot1.log" | head -n 1)
+	[ -n "$resume_words" ] || fail "boot 1: torpor setup printed no resume= and resume_offset= words for the file"
+	note "boot 1: the words for the command line: $resume_words"
+}
+
 # Boot 1: the marker, data on the root filesystem, `systemctl $action`
-# (luks: after torpor setup, which rebuilds the initramfs).
-if [ "$layout" = luks ]; then
-	vm_type_text=$luks_pass
+# (luks, btrfs: after torpor setup, which rebuilds the initramfs).
+if [ "$layout" != swap ]; then
+	[ "$layout" = luks ] && vm_type_text=$luks_pass
 	boot 1 800
 	has 1 'TORPOR-VM: setup exit=0' ||
 		fail "boot 1: torpor setup --yes failed: $(grep -h 'TORPOR-VM: setup' "$logdir/boot1.log" | tail -n 5)"
+	has 1 'TORPOR-VM: setup: setup: the new initramfs holds what a resume needs' ||
+		fail "boot 1: torpor setup did not check the new initramfs"
+	note "boot 1: $(grep -h -m1 'TORPOR-VM: setup-status=' "$logdir/boot1.log" | sed 's/.*TORPOR-VM: //')"
+fi
+if [ "$layout" = btrfs ]; then
+	# zram is never the image's place; the file is NOCOW on btrfs.
+	has 1 'TORPOR-VM: setup: setup: active swap /dev/zram0 is zram, compressed RAM that a power-off empties: never a place for the image' ||
+		fail "boot 1: torpor setup did not say that zram cannot hold the image"
+	has 1 "TORPOR-VM: setup: setup: /var/lib[^ ]* is on btrfs on /dev/vda1: the image file will be NOCOW" ||
+		fail "boot 1: torpor setup did not say that the image file is NOCOW on btrfs"
+	setup_words
+	off=$(sed -nE 's/.*resume_offset=([0-9]+).*/\1/p' <<<"$resume_words")
+	image_at=$((root_start * 512 + ${off:-0} * 4096))
+	note "btrfs root: $imagefile at byte $image_at of the disk"
+elif [ "$layout" = luks ]; then
 	if [ "$luks_swap" = file ]; then
 		has 1 'TORPOR-VM: setup: setup: storage: swap writer on /swap.img ' ||
 			fail "boot 1: torpor setup did not choose the swap file"
 		has 1 'TORPOR-VM: setup: setup: its filesystem is on the LVM volume torpor--vm--vg-root: ' ||
 			fail "boot 1: torpor setup did not say that the swap file lies on an LVM volume"
-		# The words a user adds to the boot loader's command line.
-		resume_words=$(sed -n 's/.*setup: the image.s location as kernel command line words (torpor resume-args): \(resume=[^ ]* resume_offset=[0-9]*\).*/\1/p' \
-			"$logdir/boot1.log" | head -n 1)
-		[ -n "$resume_words" ] || fail "boot 1: torpor setup printed no resume= and resume_offset= words for the swap file"
-		note "boot 1: the words for the command line: $resume_words"
+		setup_words
 	else
 		has 1 'TORPOR-VM: setup: setup: storage: swap writer on UUID=' ||
 			fail "boot 1: torpor setup did not choose the swap volume"
@@ -635,9 +661,6 @@ if [ "$layout" = luks ]; then
 	[ "$luks_swap" = partition ] && crypt_name=vda3_crypt
 	has 1 "TORPOR-VM: setup: setup: it lies in the dm-crypt mapping $crypt_name: " ||
 		fail "boot 1: torpor setup did not say that the swap space lies in the dm-crypt mapping $crypt_name"
-	has 1 'TORPOR-VM: setup: setup: the new initramfs holds what a resume needs' ||
-		fail "boot 1: torpor setup did not check the new initramfs"
-	note "boot 1: $(grep -h -m1 'TORPOR-VM: setup-status=' "$logdir/boot1.log" | sed 's/.*TORPOR-VM: //')"
 else
 	boot 1 400
 fi
