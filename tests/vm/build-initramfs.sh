@@ -17,7 +17,10 @@
 #   -T        torpor optional: build without torpor's programs (the
 #             kernel-baseline case and scripts/vm-shell before they exist)
 # Environment: TORPOR_VM_KERNEL=/boot/vmlinuz-VER picks the kernel (default:
-# the newest /boot/vmlinuz-* that has /lib/modules/VER).
+# the newest /boot/vmlinuz-* that has /lib/modules/VER);
+# TORPOR_VM_KERNEL_ROOT=DIR takes kernels and modules from DIR/boot and
+# DIR/lib/modules instead of the host's (a kernel package unpacked with
+# dpkg -x, or a release's root filesystem: see perf.sh).
 # Exit: 0 built, 77 no usable kernel, 1 any other failure.
 set -euo pipefail
 
@@ -43,22 +46,26 @@ outdir=$(cd "$2" && pwd)
 die() { echo "build-initramfs: $*" >&2; exit 1; }
 
 # --- The kernel -----------------------------------------------------------
+kroot=${TORPOR_VM_KERNEL_ROOT:-}
 kernel=${TORPOR_VM_KERNEL:-}
 if [ -z "$kernel" ]; then
-	for k in $(ls /boot/vmlinuz-* 2>/dev/null | sort -V -r); do
-		if [ -d "/lib/modules/${k#/boot/vmlinuz-}" ]; then
+	for k in $(ls "$kroot"/boot/vmlinuz-* 2>/dev/null | sort -V -r); do
+		if [ -d "$kroot/lib/modules/${k#"$kroot"/boot/vmlinuz-}" ]; then
 			kernel=$k
 			break
 		fi
 	done
 fi
 if [ -z "$kernel" ] || [ ! -r "$kernel" ]; then
-	echo "build-initramfs: no readable /boot/vmlinuz-* with its /lib/modules" >&2
+	echo "build-initramfs: no readable $kroot/boot/vmlinuz-* with its $kroot/lib/modules" >&2
 	exit 77
 fi
-kver=${kernel#/boot/vmlinuz-}
-moddir=/lib/modules/$kver
+kver=${kernel##*/vmlinuz-}
+moddir=$kroot/lib/modules/$kver
 [ -d "$moddir" ] || { echo "build-initramfs: $moddir missing" >&2; exit 77; }
+# modprobe's view of that tree (-d: the root that holds lib/modules).
+modprobe_root=()
+[ -z "$kroot" ] || modprobe_root=(-d "$kroot")
 
 # The uncompressed kernel, once per kernel, in the build dir; the bzImage
 # when it cannot be extracted.
@@ -91,7 +98,7 @@ done
 # modules.dep.
 : >"$root/lib/modules/load-order"
 for m in "${modules[@]}"; do
-	modprobe -S "$kver" --show-depends "$m" 2>/dev/null |
+	modprobe "${modprobe_root[@]}" -S "$kver" --show-depends "$m" 2>/dev/null |
 		awk '$1 == "insmod" { print $2 }'
 done | awk '!seen[$0]++' | while read -r ko; do
 	name=$(basename "$ko")

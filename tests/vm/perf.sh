@@ -3,14 +3,21 @@
 # The VM suite's case `perf`, sourced by run-case.sh once the guest is built
 # (it uses boot(), has(), ts(), fail(), note() and disk_state() from there).
 #
-# The same guest (one kernel, one initramfs, -m 512, one swap partition on
-# one disk) hibernates and resumes in modes, round-robin, each
-# TORPOR_VM_PERF_ROUNDS times (default 3), first with 1 vCPU and then with
-# 2 (TORPOR_VM_PERF_SMP, default "1 2": one table each, the ratios within
-# it); TORPOR_VM_PERF_MODES picks them
-# (in that order; kernel is needed for the ratios), by default kernel,
+# The same guest (one initramfs, -m 512, one swap partition on one disk)
+# hibernates and resumes in modes, round-robin, each TORPOR_VM_PERF_ROUNDS
+# times (default 3), first with 1 vCPU and then with 2 (TORPOR_VM_PERF_SMP,
+# default "1 2"), under each kernel of TORPOR_VM_PERF_KERNELS (default
+# "host sid": the host's Debian kernel, 6.1 on Debian 12, and Debian
+# unstable's, taken from the sid root filesystem that build-debian.sh
+# makes for the distribution cases): one table per kernel and vCPU count,
+# the ratios within it.  TORPOR_VM_PERF_MODES picks the modes (in that
+# order; kernel is needed for the ratios), by default kernel, kernel-lz4,
 # kernel-nocomp, lz4, lzo, none and lz4-a16-d:
 #   kernel         the kernel's own hibernation (swsusp, LZO by default)
+#   kernel-lz4     the same with hibernate.compressor=lz4 (kernels from
+#                  6.9 on; the guest loads the lz4 modules at boot, and the
+#                  kernel's "Using N thread(s) for lz4 compression" line
+#                  must say lz4: without the module it falls back silently)
 #   kernel-nocomp  the same with hibernate=nocompress
 #   lz4 lzo none   torpor hibernate --direct with that chain (none: no
 #                  filter) and the swap writer
@@ -42,19 +49,26 @@
 #   pages      "Need to copy N pages" from the resumed system's kernel log
 #              (every mode: the kernel's snapshot counts the same way), and
 #              for torpor its header's page count (image pages + metadata)
+#   k.wrote    the kernel modes' own "PM: Wrote N kbytes in S seconds" (boot
+#   k.read     1) and "PM: Read N kbytes in S seconds" (boot 2), printed on
+#              the console (these boots have loglevel=7), beside torpor's
+#              write and read+decode phases: the phase each owns
 # The table goes to the test log and to LOGDIR/table.txt; every cycle's
 # logs stay in LOGDIR/MODE-ROUND/.
 
 perf_rounds=${TORPOR_VM_PERF_ROUNDS:-3}
 perf_smps=${TORPOR_VM_PERF_SMP:-1 2}
-perf_modes=${TORPOR_VM_PERF_MODES:-kernel kernel-nocomp lz4 lzo none lz4-a16-d}
+perf_kernels=${TORPOR_VM_PERF_KERNELS:-host sid}
+perf_all_modes=${TORPOR_VM_PERF_MODES:-kernel kernel-lz4 kernel-nocomp lz4 lzo none lz4-a16-d}
 # The torpor modes among them, for the phase table.
-perf_torpor=$(for m in $perf_modes; do [ "${m#kernel}" = "$m" ] && echo "$m"; done)
+perf_torpor=$(for m in $perf_all_modes; do [ "${m#kernel}" = "$m" ] && echo "$m"; done)
 
+# The kernel modes' console lines (PM: Using, Wrote, Read) are pr_info.
 perf_append() {
 	case "$1" in
-	kernel) echo "torpor.kernel=1" ;;
-	kernel-nocomp) echo "torpor.kernel=1 hibernate=nocompress" ;;
+	kernel) echo "torpor.kernel=1 loglevel=7" ;;
+	kernel-lz4) echo "torpor.kernel=1 loglevel=7 hibernate.compressor=lz4" ;;
+	kernel-nocomp) echo "torpor.kernel=1 loglevel=7 hibernate=nocompress" ;;
 	*-d) echo "torpor.conf=perf-${1%-d} torpor.verbose=1 torpor.daemon=1" ;;
 	*) echo "torpor.conf=perf-$1 torpor.verbose=1" ;;
 	esac
@@ -69,11 +83,11 @@ perf_num() {
 # $records.
 perf_cycle() {
 	local mode=$1 round=$2 extra dir before=$failures
-	local t_hib hib k0 init_host init_up t_after t_hook res restore
+	local t_hib hib k0 init_host init_up t_after t_hook res restore kwrote kread kusing kthreads kalg
 	local token sum pages hpages stored phases rphases disk_mib wio
 
 	extra=$(perf_append "$mode")
-	dir=$logdir/smp$vm_smp/$mode-$round
+	dir=$logdir/$perf_kernel/smp$vm_smp/$mode-$round
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	# A fresh sparse disk each cycle: its allocated blocks afterwards
@@ -116,10 +130,20 @@ perf_cycle() {
 	# what overlapping the I/O with the encoding could save at most.
 	wio=$(grep -h -m1 -oE "writes: [0-9.]+ s in the writer's write" "$logdir/boot1.log" |
 		grep -oE '[0-9.]+')
+	# The kernel's own phases, and the threads and algorithm it used.
+	kwrote=$(perf_num "$logdir/boot1.log" 'PM: Wrote [0-9]+ kbytes in')
+	kread=$(perf_num "$logdir/boot2.log" 'PM: Read [0-9]+ kbytes in')
+	kusing=$(grep -a -m1 -oE 'Using [0-9]+ thread\(s\) for [a-zA-Z0-9 ]*compression' "$logdir/boot1.log")
+	kthreads=$(grep -oE '[0-9]+' <<<"$kusing")
+	kalg=$(sed -E 's/.*thread\(s\) for //; s/ ?compression$//' <<<"$kusing")
+	if [ "$mode" = kernel-lz4 ] && [ "$kalg" != lz4 ]; then
+		fail "$mode-$round: the kernel did not compress with lz4 (its line: '${kusing:-none}')"
+	fi
 	awk -v m="$mode" -v r="$round" -v th="$t_hib" -v q="$hib" \
 		-v ih="$init_host" -v iu="$init_up" -v ta="$t_after" -v tk="$t_hook" \
 		-v p="${pages:--}" -v hp="${hpages:--}" -v st="${stored:--}" \
-		-v ph="$phases" -v rp="$rphases" -v wio="$wio" 'BEGIN {
+		-v ph="$phases" -v rp="$rphases" -v wio="$wio" \
+		-v kw="$kwrote" -v kr="$kread" -v kt="$kthreads" 'BEGIN {
 		hib = (th == "" ? "-" : sprintf("%.3f", q - th));
 		res = (ta == "" || ih == "" ? "-" : sprintf("%.3f", ta - (ih - iu)));
 		rst = (ta == "" || tk == "" ? "-" : sprintf("%.3f", ta - tk));
@@ -134,6 +158,9 @@ perf_cycle() {
 		n = split(rp, a, /[ ,]+/);
 		for (i = 1; i + 1 <= n; i += 2) { printf " r.%s=%s", a[i], a[i + 1]; rs += a[i + 1] }
 		if (n > 1 && rst != "-") printf " r.restore=%.3f", rst - rs;
+		if (kw != "") printf " k.wrote=%s", kw;
+		if (kr != "") printf " k.read=%s", kr;
+		if (kt != "") printf " k.threads=%s", kt;
 		printf "\n" }' >>"$records"
 	note "$(tail -n1 "$records")"
 	for n in 1 2; do
@@ -160,9 +187,10 @@ perf_cycle_retried() {
 	local before=$failures
 	perf_cycle "$1" "$2"
 	[ "$timed_out" = 124 ] || return 0
-	echo "VM-RETRY perf: $1 round $2 at -smp $vm_smp: a boot timed out; the cycle runs again (logs kept in $logdir/smp$vm_smp/$1-$2.timed-out)"
-	rm -rf "$logdir/smp$vm_smp/$1-$2.timed-out"
-	mv "$logdir/smp$vm_smp/$1-$2" "$logdir/smp$vm_smp/$1-$2.timed-out"
+	local d=$logdir/$perf_kernel/smp$vm_smp/$1-$2
+	echo "VM-RETRY perf: $1 round $2 at -smp $vm_smp ($perf_kernel kernel): a boot timed out; the cycle runs again (logs kept in $d.timed-out)"
+	rm -rf "$d.timed-out"
+	mv "$d" "$d.timed-out"
 	sed -i "/^$1 $2 /d" "$records"
 	failures=$before
 	perf_retries=$((perf_retries + 1))
@@ -200,7 +228,7 @@ perf_table() {
 	khib=$(perf_median kernel hib)
 	kres=$(perf_median kernel res)
 	kpages=$(perf_median kernel pages)
-	echo "perf: medians of $perf_rounds rounds (seconds, host clock), -smp $vm_smp, -m $MEM, TCG, swap partition; cycles rerun after a guest stopped, so far: $perf_retries"
+	echo "perf: kernel $(cat "$guest/kernel.release") ($perf_kernel): medians of $perf_rounds rounds (seconds, host clock), -smp $vm_smp, -m $MEM, TCG, swap partition; cycles rerun after a guest stopped, so far: $perf_retries"
 	printf '%-14s %9s %9s %9s %8s %8s %8s %8s %8s %8s\n' mode hibernate resume restore \
 		'hib/kLZO' 'res/kLZO' pages 'Δpages' 'hdr-pg' 'MiB'
 	for m in $perf_modes; do
@@ -217,7 +245,7 @@ perf_table() {
 	# kernel's best mode, for each side.
 	for side in hib res; do
 		best_t=$(for m in $perf_torpor; do perf_median "$m" "$side"; done | grep -v '^-' | sort -n | head -n1)
-		best_k=$(for m in kernel kernel-nocomp; do perf_median "$m" "$side"; done | grep -v '^-' | sort -n | head -n1)
+		best_k=$(for m in kernel kernel-lz4 kernel-nocomp; do perf_median "$m" "$side"; done | grep -v '^-' | sort -n | head -n1)
 		echo "best torpor ÷ best kernel ($side): $(perf_div "${best_t:--}" "${best_k:--}")"
 	done
 	echo
@@ -239,26 +267,73 @@ perf_table() {
 		done
 		printf '\n'
 	done
+	echo
+	echo "the kernel's own phases (medians, seconds): its Wrote line (the compression"
+	echo "and the write, after the snapshot) and its Read line (reading and decoding)"
+	printf '%-14s %7s %7s %8s\n' mode write r.read threads
+	for m in $perf_modes; do
+		[ "${m#kernel}" != "$m" ] || continue
+		printf '%-14s %7s %7s %8s\n' "$m" "$(perf_median "$m" k.wrote)" \
+			"$(perf_median "$m" k.read)" "$(perf_median "$m" k.threads)"
+	done
 	echo "hibernate: prog = exec to the cycle (loading, plugins); write-io = the part of"
 	echo "write spent in the writer's write() calls; power-off = the rest up to"
 	echo "QEMU's exit.  resume (from the hook): r.prog = exec to the run, r.restore = the"
 	echo "atomic restore to the marker running in the resumed system (kernel and thaw)."
 }
 
+# perf_kernel_root NAME: "" for the host's kernel; for a release (sid), a
+# directory holding the kernel and the modules of the release's root
+# filesystem (build-debian.sh's tarball, kept beside it).
+perf_kernel_root() {
+	local tarball kroot
+	[ "$1" = host ] && return 0
+	tarball=$("$here/build-debian.sh" "$1" initramfs-tools "${TORPOR_VM_CACHE:-/var/cache/torpor-vm}") ||
+		return 1
+	kroot=${tarball%.tar}.kernel
+	if [ ! -d "$kroot" ]; then
+		rm -rf "$kroot.tmp"
+		mkdir -p "$kroot.tmp"
+		tar -xf "$tarball" -C "$kroot.tmp" --wildcards './boot/vmlinuz-*' './usr/lib/modules/*' &&
+			ln -s usr/lib "$kroot.tmp/lib" && mv "$kroot.tmp" "$kroot" || return 1
+	fi
+	echo "$kroot"
+}
+
+# perf_kernel_modes: the modes this kernel has (kernel-lz4 from 6.9 on).
+perf_kernel_modes() {
+	local rel v m
+	rel=$(cat "$guest/kernel.release")
+	v=$(awk -F'[.-]' '{ print $1 * 1000 + $2 }' <<<"$rel")
+	for m in $perf_all_modes; do
+		[ "$m" = kernel-lz4 ] && [ "$v" -lt 6009 ] && continue
+		echo "$m"
+	done
+}
+
 perf_run() {
-	local round m
+	local round m kroot
 	: >"$logdir/table.txt"
-	for vm_smp in $perf_smps; do
-		records=$logdir/records-smp$vm_smp
-		: >"$records"
-		for round in $(seq 1 "$perf_rounds"); do
-			for m in $perf_modes; do
-				note "-smp $vm_smp: $m, round $round of $perf_rounds"
-				perf_cycle_retried "$m" "$round"
+	for perf_kernel in $perf_kernels; do
+		if ! kroot=$(perf_kernel_root "$perf_kernel"); then
+			fail "no $perf_kernel kernel: its root filesystem could not be built (build-debian.sh)"
+			continue
+		fi
+		TORPOR_VM_KERNEL_ROOT=$kroot build_guest
+		perf_modes=$(perf_kernel_modes | tr '\n' ' ')
+		note "kernel $(cat "$guest/kernel.release") ($perf_kernel): modes $perf_modes"
+		for vm_smp in $perf_smps; do
+			records=$logdir/records-$perf_kernel-smp$vm_smp
+			: >"$records"
+			for round in $(seq 1 "$perf_rounds"); do
+				for m in $perf_modes; do
+					note "$perf_kernel kernel, -smp $vm_smp: $m, round $round of $perf_rounds"
+					perf_cycle_retried "$m" "$round"
+				done
 			done
+			perf_table | tee -a "$logdir/table.txt"
+			echo | tee -a "$logdir/table.txt"
 		done
-		perf_table | tee -a "$logdir/table.txt"
-		echo | tee -a "$logdir/table.txt"
 	done
 }
 

@@ -226,16 +226,23 @@ opt_t=()
 [ "$writer" = kernel ] && opt_t=(-T)
 [ -n "$fs" ] && opt_t+=(-m "$fstype")
 [ "$zram" = 1 ] && opt_t+=(-m zram)
-if ! "$here/build-initramfs.sh" "${opt_t[@]}" "${files[@]}" "$builddir" "$guest" \
-	>"$logdir/build-initramfs.log" 2>&1; then
-	rc=$?
-	cat "$logdir/build-initramfs.log" >&2
-	[ "$rc" = 77 ] && skip "no kernel to boot"
-	echo "vm: FAIL $case_name: building the initramfs failed" >&2
-	exit 1
-fi
-kernel=$(cat "$guest/kernel.path")
-initrd=$guest/initramfs.cpio
+[ "$case_name" = perf ] && opt_t+=(-m lz4)
+# build_guest: the kernel and the initramfs in $guest (perf.sh builds it
+# again for each kernel it compares, TORPOR_VM_KERNEL_ROOT set).
+build_guest() {
+	local rc
+	if ! "$here/build-initramfs.sh" "${opt_t[@]}" "${files[@]}" "$builddir" "$guest" \
+		>"$logdir/build-initramfs.log" 2>&1; then
+		rc=$?
+		cat "$logdir/build-initramfs.log" >&2
+		[ "$rc" = 77 ] && skip "no kernel to boot"
+		echo "vm: FAIL $case_name: building the initramfs failed" >&2
+		exit 1
+	fi
+	kernel=$(cat "$guest/kernel.path")
+	initrd=$guest/initramfs.cpio
+}
+build_guest
 
 # --- The filesystem of the fs cases, made on the host ---------------------
 # resume_words: the kernel command line's resume location: the device,
