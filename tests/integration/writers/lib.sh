@@ -159,10 +159,12 @@ full_cycle() {
 # writer's filesystem.  The kernel keeps its freezable workqueues frozen
 # after the snapshot, and btrfs ends its reads of tree blocks there: a
 # lookup that must read the filesystem then waits forever (seen in
-# distro-btrfs, doc/writers.md).  Leaves the image stored.
+# distro-btrfs, doc/writers.md).  Leaves the image stored.  (LeakSanitizer
+# does not work under ptrace: off for this run of a sanitizer build.)
 no_lookup_after_snapshot() {
 	local log=$WORK/strace.log
-	strace -f -qq -s 400 -e trace=%file,write -o "$log" \
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		strace -f -qq -s 400 -e trace=%file,write -o "$log" \
 		"$TORPOR_BIN" --config "$CONF" --plugin-dir "$PLUGINS" hibernate --direct -v \
 		>"$OUT" 2>"$ERR"
 	rc=$?
