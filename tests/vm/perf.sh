@@ -49,10 +49,11 @@
 #   pages      "Need to copy N pages" from the resumed system's kernel log
 #              (every mode: the kernel's snapshot counts the same way), and
 #              for torpor its header's page count (image pages + metadata)
-#   k.wrote    the kernel modes' own "PM: Wrote N kbytes in S seconds" (boot
-#   k.read     1) and "PM: Read N kbytes in S seconds" (boot 2), printed on
-#              the console (these boots have loglevel=7), beside torpor's
-#              write and read+decode phases: the phase each owns
+#   k.wrote    the kernel modes' own "PM: hibernation: Wrote N kbytes in S
+#   k.read     seconds" (boot 1) and "... Read N kbytes in S seconds" (boot
+#              2), printed on the console (these boots have loglevel=7),
+#              beside torpor's write and read+decode phases: the phase
+#              each owns
 # The table goes to the test log and to LOGDIR/table.txt; every cycle's
 # logs stay in LOGDIR/MODE-ROUND/.
 
@@ -131,8 +132,8 @@ perf_cycle() {
 	wio=$(grep -h -m1 -oE "writes: [0-9.]+ s in the writer's write" "$logdir/boot1.log" |
 		grep -oE '[0-9.]+')
 	# The kernel's own phases, and the threads and algorithm it used.
-	kwrote=$(perf_num "$logdir/boot1.log" 'PM: Wrote [0-9]+ kbytes in')
-	kread=$(perf_num "$logdir/boot2.log" 'PM: Read [0-9]+ kbytes in')
+	kwrote=$(perf_num "$logdir/boot1.log" 'Wrote [0-9]+ kbytes in')
+	kread=$(perf_num "$logdir/boot2.log" 'Read [0-9]+ kbytes in')
 	kusing=$(grep -a -m1 -oE 'Using [0-9]+ thread\(s\) for [a-zA-Z0-9 ]*compression' "$logdir/boot1.log")
 	kthreads=$(grep -oE '[0-9]+' <<<"$kusing")
 	kalg=$(sed -E 's/.*thread\(s\) for //; s/ ?compression$//' <<<"$kusing")
@@ -209,7 +210,7 @@ perf_median() {
 		for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
 			if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
 		x = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-		print k ~ /pages/ ? sprintf("%.0f", x) : k == "stored" ? sprintf("%.1f", x) : sprintf("%.3f", x)
+		print k ~ /pages|threads/ ? sprintf("%.0f", x) : k == "stored" ? sprintf("%.1f", x) : sprintf("%.3f", x)
 	}' "$records"
 }
 
@@ -294,7 +295,8 @@ perf_kernel_root() {
 	if [ ! -d "$kroot" ]; then
 		rm -rf "$kroot.tmp"
 		mkdir -p "$kroot.tmp"
-		tar -xf "$tarball" -C "$kroot.tmp" --wildcards './boot/vmlinuz-*' './usr/lib/modules/*' &&
+		# (./boot whole: modules/VER/config is a hard link into it.)
+		tar -xf "$tarball" -C "$kroot.tmp" --wildcards './boot/*' './usr/lib/modules/*' &&
 			ln -s usr/lib "$kroot.tmp/lib" && mv "$kroot.tmp" "$kroot" || return 1
 	fi
 	echo "$kroot"
@@ -316,7 +318,7 @@ perf_run() {
 	: >"$logdir/table.txt"
 	for perf_kernel in $perf_kernels; do
 		if ! kroot=$(perf_kernel_root "$perf_kernel"); then
-			fail "no $perf_kernel kernel: its root filesystem could not be built (build-debian.sh)"
+			fail "no $perf_kernel kernel: its root filesystem could not be built or unpacked (build-debian.sh, tar)"
 			continue
 		fi
 		TORPOR_VM_KERNEL_ROOT=$kroot build_guest
