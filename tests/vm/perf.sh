@@ -135,7 +135,7 @@ perf_cycle() {
 	kwrote=$(perf_num "$logdir/boot1.log" 'Wrote [0-9]+ kbytes in')
 	kread=$(perf_num "$logdir/boot2.log" 'Read [0-9]+ kbytes in')
 	kusing=$(grep -a -m1 -oE 'Using [0-9]+ thread\(s\) for [a-zA-Z0-9 ]*compression' "$logdir/boot1.log")
-	kthreads=$(grep -oE '[0-9]+' <<<"$kusing")
+	kthreads=$(sed -nE 's/^Using ([0-9]+) thread.*/\1/p' <<<"$kusing")
 	kalg=$(sed -E 's/.*thread\(s\) for //; s/ ?compression$//' <<<"$kusing")
 	if [ "$mode" = kernel-lz4 ] && [ "$kalg" != lz4 ]; then
 		fail "$mode-$round: the kernel did not compress with lz4 (its line: '${kusing:-none}')"
