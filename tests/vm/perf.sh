@@ -46,7 +46,8 @@
 #              guest clock is still the boot's own)
 #   restore    the resume hook starting -> MARKER-THAWED (what differs
 #              between the modes; kernel start -> hook is the same boot)
-#   pages      "Need to copy N pages" from the resumed system's kernel log
+#   pages      "Need to copy N pages" (7.x: "Normal pages needed: N + ...")
+#              from the resumed system's kernel log
 #              (every mode: the kernel's snapshot counts the same way), and
 #              for torpor its header's page count (image pages + metadata)
 #   k.wrote    the kernel modes' own "PM: hibernation: Wrote N kbytes in S
@@ -121,6 +122,8 @@ perf_cycle() {
 	[ -n "$t_after" ] || fail "$mode-$round: no MARKER-THAWED in boot 2"
 	t_hook=$(ts 2 'VM-T resume-hook')
 	pages=$(perf_num "$logdir/boot2.log" 'Need to copy')
+	# (7.x no longer prints that line: its count of the pages to copy.)
+	[ -n "$pages" ] || pages=$(perf_num "$logdir/boot2.log" 'Normal pages needed:')
 	hpages=$(grep -hoE 'hibernate: [0-9]+ pages' "$logdir/boot1.log" | grep -oE '[0-9]+' | head -n1)
 	stored=$(grep -hE 'hibernate: [0-9]+ pages' "$logdir/boot1.log" | grep -oE '[0-9.]+ MiB stored' |
 		head -n1 | cut -d' ' -f1)
