@@ -230,10 +230,11 @@ opt_t=()
 # build_guest: the kernel and the initramfs in $guest (perf.sh builds it
 # again for each kernel it compares, TORPOR_VM_KERNEL_ROOT set).
 build_guest() {
-	local rc
-	if ! "$here/build-initramfs.sh" "${opt_t[@]}" "${files[@]}" "$builddir" "$guest" \
-		>"$logdir/build-initramfs.log" 2>&1; then
-		rc=$?
+	local rc=0
+	# (Not `if ! CMD; then rc=$?`: that is the status of the `!`, 0.)
+	"$here/build-initramfs.sh" "${opt_t[@]}" "${files[@]}" "$builddir" "$guest" \
+		>"$logdir/build-initramfs.log" 2>&1 || rc=$?
+	if [ "$rc" != 0 ]; then
 		cat "$logdir/build-initramfs.log" >&2
 		[ "$rc" = 77 ] && skip "no kernel to boot"
 		echo "vm: FAIL $case_name: building the initramfs failed" >&2
