@@ -98,8 +98,8 @@ perf_cycle() {
 	truncate -s 1G "$disk"
 	write_mbr "$disk" 2048 $((1024 * 2048 - 2048))
 	boot 1 "$MEM" 120 "$extra"
-	timed_out=$boot_rc
-	guest_early_panic "$logdir/boot1.log" && timed_out=panicked
+	cycle_trouble=$boot_rc
+	guest_early_panic "$logdir/boot1.log" && cycle_trouble=panicked
 	hib=$boot_secs
 	disk_mib=$(du -k "$disk" | awk '{ printf "%.1f", $1 / 1024 }')
 	token=$(field 1 '^[0-9.]+ MARKER pid=' token)
@@ -110,8 +110,8 @@ perf_cycle() {
 	[ "$(disk_state)" = image ] || fail "$mode-$round: no image after boot 1"
 	t_hib=$(ts 1 'VM: hibernate start')
 	boot 2 "$MEM" 120 "$extra"
-	[ "$boot_rc" = 124 ] && timed_out=124
-	guest_early_panic "$logdir/boot2.log" && timed_out=panicked
+	[ "$boot_rc" = 124 ] && cycle_trouble=124
+	guest_early_panic "$logdir/boot2.log" && cycle_trouble=panicked
 	has 2 "MARKER-AFTER .*token=$token sum=$sum" ||
 		fail "$mode-$round: boot 2 did not resume the marker"
 	[ "$(disk_state)" = none ] || fail "$mode-$round: the image is still on the disk after the resume"
@@ -181,7 +181,8 @@ perf_cycle() {
 }
 
 # perf_cycle_retried MODE ROUND: a cycle, and once more when a boot of it
-# timed out.  With 2 vCPUs under TCG (QEMU 7.2) a guest now and then stops
+# timed out or oopsed early (perf_cycle's cycle_trouble; the first try's
+# logs are kept as MODE-ROUND.rerun).  With 2 vCPUs under TCG (QEMU 7.2) a guest now and then stops
 # dead, the kernel's own hibernation as well as torpor's (seen once in
 # about 140 boots of this case: kernel-nocomp, no output for 117 s after
 # "hibernate start"); each cycle has a fresh disk, so the rerun is the same
@@ -196,15 +197,15 @@ vm_retry_stopped=0	# the whole cycle runs again instead (qemu-lib.sh)
 perf_cycle_retried() {
 	local before=$failures why
 	perf_cycle "$1" "$2"
-	case "$timed_out" in
+	case "$cycle_trouble" in
 	124) why="a boot timed out" ;;
 	panicked) why="the kernel oopsed before user space started" ;;
 	*) return 0 ;;
 	esac
 	local d=$logdir/$perf_kernel/smp$vm_smp/$1-$2
-	echo "VM-RETRY perf: $1 round $2 at -smp $vm_smp ($perf_kernel kernel): $why; the cycle runs again (logs kept in $d.timed-out)"
-	rm -rf "$d.timed-out"
-	mv "$d" "$d.timed-out"
+	echo "VM-RETRY perf: $1 round $2 at -smp $vm_smp ($perf_kernel kernel): $why; the cycle runs again (logs kept in $d.rerun)"
+	rm -rf "$d.rerun"
+	mv "$d" "$d.rerun"
 	sed -i "/^$1 $2 /d" "$records"
 	failures=$before
 	perf_retries=$((perf_retries + 1))
