@@ -548,7 +548,8 @@ boot() {
 	qemu_boot "$logdir/boot$n.log" "$limit" "$MEM" "$kernel" "$initrd" "$append" "${disks[@]}"
 	note "boot $n: QEMU exit $boot_rc after ${boot_secs}s"
 	[ "$layout" != swap ] && setup_after_boot "$n"
-	[ "$boot_rc" = 124 ] && fail "boot $n did not power off within ${limit}s"
+	[ "$boot_rc" = 124 ] &&
+		fail "boot $n did not power off within ${limit}s; blocked: $(hang_summary "$logdir/boot$n.log")"
 	trouble=$(kernel_trouble "$logdir/boot$n.log") &&
 		fail "boot $n: kernel panic or oops: ${trouble#*:}"
 	return 0

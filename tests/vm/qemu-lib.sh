@@ -109,13 +109,74 @@ guest_early_panic() {
 		grep -vE '^[[:space:]]*$|\[ *[0-9]+\.[0-9]+\]' | grep -q .
 }
 
-# guest_stopped LOG LIMIT: the console said nothing in the last 60 s of a
-# boot that ran LIMIT seconds, or the kernel saw soft lockups.
+# guest_stopped LOG LIMIT: the kernel saw soft lockups, or it did not
+# answer the SysRq keys sent before the time-out (sysrq_before_timeout),
+# or its console said nothing in the last 60 s before them (or before the
+# end of a boot that ran LIMIT seconds).  A kernel that answers with its
+# blocked tasks after a shorter silence is alive: its time-out stands,
+# with the dump in its log (a hang of torpor's own looks like that).
 guest_stopped() {
-	local last
+	local last sent
 	grep -q 'soft lockup - CPU' "$1" && return 0
-	last=$(grep -v 'terminating on signal' "$1" | tail -n 1 | cut -d' ' -f1)
-	awk -v l="${last:-0}" -v t="$2" 'BEGIN { exit !(t - l > 60) }'
+	sent=$(cat "$1.sysrq" 2>/dev/null)
+	if [ -n "$sent" ]; then
+		awk -v s="$sent" '$1 >= s && /sysrq: / { found = 1 } END { exit found }' "$1" &&
+			return 0
+	else
+		sent=$2
+	fi
+	last=$(awk -v s="$sent" '$1 < s && !/terminating on signal/ { l = $1 } END { print l }' "$1")
+	awk -v l="${last:-0}" -v t="$sent" 'BEGIN { exit !(t - l > 60) }'
+}
+
+# sysrq_before_timeout LOG MONITOR LIMIT: 15 s before the boot's
+# time-out, the guest's keyboard gets SysRq-9, -w and -l, so that the log
+# of a boot that hangs shows where (the kernel answers only when booted
+# with sysrq_always_enabled: qemu_boot_once adds it); the host time of the
+# first key goes to LOG.sysrq.
+sysrq_before_timeout() {
+	local wait=$(($3 - 15)) start=${EPOCHREALTIME/./} now
+	[ "$wait" -ge 20 ] || return 0
+	sleep "$wait" </dev/null >/dev/null 2>&1
+	[ -S "$2" ] || return 0
+	now=${EPOCHREALTIME/./}
+	echo "$(((now - start) / 1000000))" >"$1.sysrq"
+	SECS=2 monitor_send "$2" "sendkey alt-sysrq-9" "sendkey alt-sysrq-w" \
+		"sendkey alt-sysrq-l" 2>/dev/null
+}
+
+# hang_summary LOG: one line from a SysRq-w dump in LOG: each blocked
+# task and the innermost torpor or kernel functions it waits in.
+hang_summary() {
+	awk '
+	function endtask() {
+		if (t != "") cur = cur (cur == "" ? "" : " ") t "[" f "]"
+		t = ""
+	}
+	function enddump() {
+		endtask()
+		if (cur != "") best = cur
+		cur = ""
+	}
+	/sysrq: Show Blocked State/ { enddump(); on = 1; next }
+	!on { next }
+	/sysrq: / { enddump(); on = 0; next }
+	/ task:[^ ]+ +state:/ {
+		endtask()
+		t = $0; sub(/.* task:/, "", t); sub(/ .*/, "", t); f = ""; n = 0; next
+	}
+	t != "" && n < 4 {
+		for (i = 2; i <= NF; i++)
+			if ($i ~ /^[[:alnum:]_.]+\+0x/) {
+				if ($(i - 1) == "?") break
+				fn = $i; sub(/\+.*/, "", fn)
+				if (fn !~ /^(__schedule|schedule|__switch_to|schedule_timeout)$/) {
+					f = f (f == "" ? "" : "<") fn; n++
+				}
+				break
+			}
+	}
+	END { enddump(); printf "%s", best }' "$1"
 }
 
 # vm_type_when REGEX, vm_type_text TEXT: type TEXT and Enter on the serial
@@ -158,8 +219,7 @@ monitor_send() {
 # keyboard gets SysRq-9 (every message to the console: the dumps are
 # KERN_INFO, below the guests' loglevel=4 or 5), SysRq-w (the blocked
 # tasks) and SysRq-l (every CPU's backtrace), and again after each further
-# 75 s of silence.  Boot the guest with sysrq_always_enabled
-# (TORPOR_VM_APPEND) so that its kernel answers.
+# 75 s of silence (every boot has sysrq_always_enabled).
 # sysrq_on_silence LOG MONITOR
 sysrq_on_silence() {
 	local now age
@@ -182,10 +242,13 @@ qemu_boot_once() {
 	for disk in "$@"; do
 		drives+=(-drive "file=$disk,if=virtio,format=raw")
 	done
-	local dumper= monitor=()
+	local dumper= watcher=
+	local monitor=(-monitor "unix:$log.mon,server=on,wait=off")
+	rm -f "$log.mon" "$log.sysrq"
+	append="sysrq_always_enabled $append"
+	sysrq_before_timeout "$log" "$log.mon" "$limit" &
+	watcher=$!
 	if [ "${TORPOR_VM_SYSRQ:-0}" = 1 ]; then
-		rm -f "$log.mon"
-		monitor=(-monitor "unix:$log.mon,server=on,wait=off")
 		sysrq_on_silence "$log" "$log.mon" &
 		dumper=$!
 	fi
@@ -205,11 +268,12 @@ qemu_boot_once() {
 		"${drives[@]}" ${monitor[@]+"${monitor[@]}"} ${qemu_extra[@]+"${qemu_extra[@]}"} \
 		<"$input" 2>&1 | stamp_lines "$start" >"$log"
 	boot_rc=${PIPESTATUS[0]}
-	if [ -n "$dumper" ]; then
+	for dumper in $dumper $watcher; do
+		pkill -P "$dumper" 2>/dev/null
 		kill "$dumper" 2>/dev/null
 		wait "$dumper" 2>/dev/null
-		rm -f "$log.mon"
-	fi
+	done
+	rm -f "$log.mon"
 	if [ -n "$typist" ]; then
 		kill "$typist" 2>/dev/null
 		wait "$typist" 2>/dev/null

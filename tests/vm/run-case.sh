@@ -324,7 +324,7 @@ boot() {
 	note "boot $n (-m $mem, timeout ${limit}s): $append"
 	qemu_boot "$log" "$limit" "$mem" "$kernel" "$initrd" "$append" "$disk"
 	note "boot $n: QEMU exit $boot_rc after ${boot_secs}s"
-	[ "$boot_rc" = 124 ] && fail "boot $n timed out after ${limit}s"
+	[ "$boot_rc" = 124 ] && fail "boot $n timed out after ${limit}s; blocked: $(hang_summary "$log")"
 	[ "$boot_rc" = 0 ] || [ "$boot_rc" = 124 ] ||
 		fail "boot $n: QEMU exited with $boot_rc"
 	grep -q 'VM: power off' "$log" || [ "$n" = 1 ] ||
