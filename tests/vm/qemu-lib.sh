@@ -246,7 +246,7 @@ qemu_boot_once() {
 	local monitor=(-monitor "unix:$log.mon,server=on,wait=off")
 	rm -f "$log.mon" "$log.sysrq"
 	append="sysrq_always_enabled $append"
-	sysrq_before_timeout "$log" "$log.mon" "$limit" &
+	sysrq_before_timeout "$log" "$log.mon" "$limit" 2>/dev/null &
 	watcher=$!
 	if [ "${TORPOR_VM_SYSRQ:-0}" = 1 ]; then
 		sysrq_on_silence "$log" "$log.mon" &
