@@ -48,7 +48,7 @@ static char path[PATH_MAX];		/* the image file, or "" at resume= */
 static char dev_path[PATH_MAX];		/* the block device under it */
 /* The image file as mapped again after the freeze, held open to the
  * cycle's end: its page cache is dropped through it after the snapshot,
- * when a path lookup on btrfs can wait forever (bd_drop_file_cache). */
+ * when a path lookup on btrfs can wait forever (bd_drop_cache). */
 static int frozen_fd = -1;
 static uint64_t sig_phys;		/* block 0 of the file on dev_path */
 static struct bd_map space;		/* the file's bytes, logical -> physical */
@@ -231,10 +231,7 @@ write_block0(const char *magic, const struct bd_index *ix)
 	if (r < 0)
 		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "cannot write the signature block of %s: %m",
 		    path[0] ? path : dev_path);
-	if (frozen_fd >= 0)
-		bd_drop_fd_cache(frozen_fd);
-	else
-		bd_drop_file_cache(path[0] ? path : host->config_get(NAME, "path"));
+	bd_drop_cache(frozen_fd, path[0] ? path : host->config_get(NAME, "path"));
 	return r;
 }
 

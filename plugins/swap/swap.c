@@ -72,7 +72,7 @@ static char dev_path[PATH_MAX];		/* block device written */
 static char file_path[PATH_MAX];	/* swap file, or "" */
 /* The swap file, held open from reserve() to the cycle's end: its page
  * cache is dropped through it after the snapshot, when a path lookup on
- * btrfs can wait forever (bd_drop_file_cache). */
+ * btrfs can wait forever (bd_drop_cache). */
 static int file_fd = -1;
 static dev_t dev_rdev;
 static uint64_t hdr_phys;		/* page 0 of the area on dev_path */
@@ -448,11 +448,8 @@ read_page0(uint8_t **ret)
 static void
 drop_file_cache(void)
 {
-	if (file_fd >= 0)
-		bd_drop_fd_cache(file_fd);
-	else
-		bd_drop_file_cache(file_path[0] ? file_path :
-				   host->config_get(NAME, "device"));
+	bd_drop_cache(file_fd, file_path[0] ? file_path :
+		      host->config_get(NAME, "device"));
 }
 
 static int

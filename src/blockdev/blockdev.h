@@ -469,17 +469,14 @@ int bd_resume_words(const char *dev_path, uint64_t offset, uint32_t page,
 		    char *buf, size_t size);
 
 /* swapon, blkid and the filesystem read a file through its page cache,
- * which did not see the writes to the device below: drop it, when path
- * names an existing regular file.  Looks the path up: never after the
- * snapshot, when the kernel's freezable workqueues stay frozen and a
- * lookup that must read the filesystem (btrfs: its tree blocks, whose
- * reads those workqueues end) waits for them forever; a writer holds the
- * file open from its mapping on and drops the cache through that fd
- * (bd_drop_fd_cache) instead. */
-void bd_drop_file_cache(const char *path);
-
-/* The same for the open file fd (nothing when fd < 0): no lookup. */
-void bd_drop_fd_cache(int fd);
+ * which did not see the writes to the device below: drop it, through fd
+ * when it is open (>= 0), else when path names an existing regular file.
+ * A path is looked up: never after the snapshot, when the kernel's
+ * freezable workqueues stay frozen and a lookup that must read the
+ * filesystem (btrfs: its tree blocks, whose reads those workqueues end)
+ * waits for them forever; a writer holds the file open from its mapping
+ * on and passes that fd. */
+void bd_drop_cache(int fd, const char *path);
 
 /* ---- small helpers ------------------------------------------------------- */
 

@@ -59,26 +59,22 @@ bd_resume_words(const char *dev_path, uint64_t offset, uint32_t page,
 }
 
 void
-bd_drop_fd_cache(int fd)
-{
-	/* Only clean pages are there (the writers never write through
-	 * the file): dropping them is no I/O. */
-	if (fd >= 0)
-		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-}
-
-void
-bd_drop_file_cache(const char *path)
+bd_drop_cache(int fd, const char *path)
 {
 	struct stat st;
-	int fd;
 
+	/* Only clean pages are there (the writers never write through
+	 * the file): dropping them is no I/O. */
+	if (fd >= 0) {
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		return;
+	}
 	if (!path || path[0] != '/' || stat(path, &st) < 0 ||
 	    !S_ISREG(st.st_mode))
 		return;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd >= 0) {
-		bd_drop_fd_cache(fd);
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 		close(fd);
 	}
 }
