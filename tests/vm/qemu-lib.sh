@@ -214,9 +214,9 @@ monitor_send() {
 	EOF
 }
 
-# TORPOR_VM_SYSRQ=1 (debugging a guest that falls silent): a QEMU monitor
-# on LOG.mon; once the console has said nothing for 75 s, the guest's
-# keyboard gets SysRq-9 (every message to the console: the dumps are
+# TORPOR_VM_SYSRQ=1 (debugging a guest that falls silent): through the
+# boot's QEMU monitor (its socket's path is in LOG.mon while QEMU runs),
+# once the console has said nothing for 75 s, the guest's keyboard gets SysRq-9 (every message to the console: the dumps are
 # KERN_INFO, below the guests' loglevel=4 or 5), SysRq-w (the blocked
 # tasks) and SysRq-l (every CPU's backtrace), and again after each further
 # 75 s of silence (every boot has sysrq_always_enabled).
@@ -242,14 +242,18 @@ qemu_boot_once() {
 	for disk in "$@"; do
 		drives+=(-drive "file=$disk,if=virtio,format=raw")
 	done
-	local dumper= watcher=
-	local monitor=(-monitor "unix:$log.mon,server=on,wait=off")
-	rm -f "$log.mon" "$log.sysrq"
+	local dumper= watcher= mon
+	# The monitor's socket: a short path (a unix socket's is at most 107
+	# bytes, and a build directory can be deep), printed for debugging.
+	mon=$(mktemp -u /tmp/torpor-vm-mon.XXXXXX)
+	echo "$mon" >"$log.mon"
+	local monitor=(-monitor "unix:$mon,server=on,wait=off")
+	rm -f "$log.sysrq"
 	append="sysrq_always_enabled $append"
-	sysrq_before_timeout "$log" "$log.mon" "$limit" 2>/dev/null &
+	sysrq_before_timeout "$log" "$mon" "$limit" 2>/dev/null &
 	watcher=$!
 	if [ "${TORPOR_VM_SYSRQ:-0}" = 1 ]; then
-		sysrq_on_silence "$log" "$log.mon" &
+		sysrq_on_silence "$log" "$mon" &
 		dumper=$!
 	fi
 	if [ -n "$vm_type_when" ]; then
@@ -273,7 +277,7 @@ qemu_boot_once() {
 		kill "$dumper" 2>/dev/null
 		wait "$dumper" 2>/dev/null
 	done
-	rm -f "$log.mon"
+	rm -f "$mon" "$log.mon"
 	if [ -n "$typist" ]; then
 		kill "$typist" 2>/dev/null
 		wait "$typist" 2>/dev/null
