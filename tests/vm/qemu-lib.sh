@@ -216,10 +216,11 @@ monitor_send() {
 
 # TORPOR_VM_SYSRQ=1 (debugging a guest that falls silent): through the
 # boot's QEMU monitor (its socket's path is in LOG.mon while QEMU runs),
-# once the console has said nothing for 75 s, the guest's keyboard gets SysRq-9 (every message to the console: the dumps are
-# KERN_INFO, below the guests' loglevel=4 or 5), SysRq-w (the blocked
-# tasks) and SysRq-l (every CPU's backtrace), and again after each further
-# 75 s of silence (every boot has sysrq_always_enabled).
+# once the console has said nothing for 75 s, the guest's keyboard gets
+# SysRq-9 (every message to the console: the dumps are KERN_INFO, below
+# the guests' loglevel=4 or 5), SysRq-w (the blocked tasks) and SysRq-l
+# (every CPU's backtrace), and again after each further 75 s of silence
+# (every boot has sysrq_always_enabled).
 # sysrq_on_silence LOG MONITOR
 sysrq_on_silence() {
 	local now age
