@@ -467,15 +467,19 @@ read_pages(void *ctx, uint8_t *buf, uint32_t max_pages, uint32_t *ret_pages)
 		cy->first_pending = false;
 		n = 1;
 	}
-	for (; n < max_pages; n++) {
-		ssize_t k = snap->ops->read_page(snap, buf + (size_t)n * snap->page_size);
+	/* In batches (one system call each with the kernel's device); a
+	 * short one is followed by the call that says why: 0 at the end. */
+	while (n < max_pages) {
+		ssize_t k = snap->ops->read_pages(snap, buf + (size_t)n * snap->page_size,
+						  max_pages - n);
 
 		if (k < 0)
 			return log_error_errno((int)k, "reading a page of the snapshot failed: %m");
 		if (k == 0)
 			break;
-		if ((size_t)k != snap->page_size)
+		if ((size_t)k % snap->page_size)
 			return log_error_errno(-EIO, "the snapshot gave a short page (%zd bytes)", k);
+		n += (uint32_t)((size_t)k / snap->page_size);
 	}
 	*ret_pages = n;
 	return 0;

@@ -534,8 +534,24 @@ restore_pages(void *ctx, const uint8_t *pages, size_t len)
 			return r;
 	}
 	for (off = 0; off < len; off += rs->snap->page_size) {
-		ssize_t k = rs->snap->ops->write_page(rs->snap, pages + off);
+		ssize_t k;
 
+		/* After the pages the kernel checks first, in batches (one
+		 * system call each with the kernel's device): a short one is
+		 * followed by the one-page call that says why. */
+		if (rs->pages >= RESTORE_CHECKED_PAGES) {
+			k = rs->snap->ops->write_pages(rs->snap, pages + off,
+						       (len - off) / rs->snap->page_size);
+			if (k > 0 && (size_t)k % rs->snap->page_size == 0) {
+				rs->pages += (size_t)k / rs->snap->page_size;
+				off += (size_t)k - rs->snap->page_size;
+				continue;
+			}
+			if (k > 0)
+				k = -EIO;
+		} else {
+			k = rs->snap->ops->write_page(rs->snap, pages + off);
+		}
 		if (k == -EPERM && rs->pages < RESTORE_CHECKED_PAGES) {
 			rs->kernel_refused = true;
 			return log_error_errno((int)k,

@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/reboot.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <linux/suspend_ioctls.h>
@@ -132,6 +133,90 @@ kernel_write_page(struct snapshot *s, const void *buf)
 	}
 	s->pages_written++;
 	return (ssize_t)off;
+}
+
+/*
+ * n pages in as few system calls as the kernel allows: the device has no
+ * read_iter or write_iter, so readv() and writev() call its read() or
+ * write() once per iovec and stop at the first that comes short (the
+ * image's end, or an error they then keep to themselves).  A page split
+ * by a short read() or write() is finished the one-page way.
+ */
+#define KERNEL_IOV_PAGES 64
+
+/* The rest of a page that a read() or write() split at byte `at`. */
+static int
+kernel_finish_page(int fd, uint8_t *rpage, const uint8_t *wpage, size_t at,
+		   size_t size)
+{
+	while (at < size) {
+		ssize_t k = rpage ? read(fd, rpage + at, size - at) :
+				    write(fd, wpage + at, size - at);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			return -EIO;
+		at += (size_t)k;
+	}
+	return 0;
+}
+
+static ssize_t
+kernel_pages(struct snapshot *s, uint8_t *rbuf, const uint8_t *wbuf, size_t n)
+{
+	int fd = to_kernel(s)->fd;
+	struct iovec iov[KERNEL_IOV_PAGES];
+	size_t done = 0, i, m, got, at;
+	ssize_t k;
+	int r;
+
+	while (done < n) {
+		m = n - done < KERNEL_IOV_PAGES ? n - done : KERNEL_IOV_PAGES;
+		for (i = 0; i < m; i++) {
+			iov[i].iov_base = (rbuf ? rbuf : (uint8_t *)wbuf) +
+					  (done + i) * s->page_size;
+			iov[i].iov_len = s->page_size;
+		}
+		k = rbuf ? readv(fd, iov, (int)m) : writev(fd, iov, (int)m);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			if (done)
+				break;
+			return -errno;
+		}
+		got = (size_t)k / s->page_size;
+		at = (size_t)k % s->page_size;
+		if (at) {
+			r = kernel_finish_page(fd, rbuf ? rbuf + (done + got) * s->page_size : NULL,
+					       wbuf ? wbuf + (done + got) * s->page_size : NULL,
+					       at, s->page_size);
+			if (r < 0)
+				return r;
+			got++;
+		}
+		done += got;
+		if (got < m)
+			break;
+	}
+	if (wbuf)
+		s->pages_written += done;
+	return (ssize_t)(done * s->page_size);
+}
+
+static ssize_t
+kernel_read_pages(struct snapshot *s, void *buf, size_t n)
+{
+	return kernel_pages(s, buf, NULL, n);
+}
+
+static ssize_t
+kernel_write_pages(struct snapshot *s, const void *buf, size_t n)
+{
+	return kernel_pages(s, NULL, buf, n);
 }
 
 static int
@@ -272,6 +357,8 @@ static const struct snapshot_ops kernel_ops = {
 	.image_size = kernel_image_size,
 	.read_page = kernel_read_page,
 	.write_page = kernel_write_page,
+	.read_pages = kernel_read_pages,
+	.write_pages = kernel_write_pages,
 	.atomic_restore = kernel_atomic_restore,
 	.free_image = kernel_free_image,
 	.platform_support = kernel_platform_support,

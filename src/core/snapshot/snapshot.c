@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,46 @@ SERIAL(create_image, int, (struct snapshot *s, int *in_suspend),
 SERIAL(image_size, int, (struct snapshot *s, uint64_t *ret), (s, ret))
 SERIAL(read_page, ssize_t, (struct snapshot *s, void *buf), (s, buf))
 SERIAL(write_page, ssize_t, (struct snapshot *s, const void *buf), (s, buf))
+/* n pages through the source's batch op, or its one-page op n times. */
+static ssize_t
+serial_pages(struct snapshot *s, uint8_t *rbuf, const uint8_t *wbuf, size_t n)
+{
+	const struct snapshot_ops *dev = s->dev;
+	ssize_t r = 0, k;
+	size_t i;
+
+	pthread_mutex_lock(&s->lock);
+	if (rbuf && dev->read_pages)
+		r = dev->read_pages(s, rbuf, n);
+	else if (wbuf && dev->write_pages)
+		r = dev->write_pages(s, wbuf, n);
+	else
+		for (i = 0; i < n; i++) {
+			k = rbuf ? dev->read_page(s, rbuf + i * s->page_size) :
+				   dev->write_page(s, wbuf + i * s->page_size);
+			if (k <= 0) {
+				if (i == 0)
+					r = k;
+				break;
+			}
+			r += k;
+		}
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+static ssize_t
+serial_read_pages(struct snapshot *s, void *buf, size_t n)
+{
+	return serial_pages(s, buf, NULL, n);
+}
+
+static ssize_t
+serial_write_pages(struct snapshot *s, const void *buf, size_t n)
+{
+	return serial_pages(s, NULL, buf, n);
+}
+
 SERIAL(atomic_restore, int, (struct snapshot *s), (s))
 SERIAL(free_image, int, (struct snapshot *s), (s))
 SERIAL(platform_support, int, (struct snapshot *s, bool on), (s, on))
@@ -163,6 +204,8 @@ static const struct snapshot_ops serial_ops = {
 	.image_size = serial_image_size,
 	.read_page = serial_read_page,
 	.write_page = serial_write_page,
+	.read_pages = serial_read_pages,
+	.write_pages = serial_write_pages,
 	.atomic_restore = serial_atomic_restore,
 	.free_image = serial_free_image,
 	.platform_support = serial_platform_support,

@@ -61,6 +61,17 @@ struct snapshot_ops {
 	 * is complete, -errno (-EPERM: the kernel refused it). */
 	ssize_t (*write_page)(struct snapshot *s, const void *buf);
 
+	/* Up to n pages in one call: the bytes read or taken, a multiple of
+	 * page_size.  Fewer than n pages when the image ended or a page
+	 * failed after the first: read_page() or write_page() of the next
+	 * page then says which (0 or -errno).  0 or -errno for the first
+	 * page, as read_page() and write_page() return them.  Optional in a
+	 * source: snapshot.c calls its one-page op n times instead.  The
+	 * kernel's device takes one page per read() or write(): readv() and
+	 * writev() call them once per page, in one system call. */
+	ssize_t (*read_pages)(struct snapshot *s, void *buf, size_t n);
+	ssize_t (*write_pages)(struct snapshot *s, const void *buf, size_t n);
+
 	/* SNAPSHOT_ATOMIC_RESTORE: with the kernel it does not return on
 	 * success.  With the sim it checks that every page was handed back
 	 * and verified, and returns 0. */

@@ -552,6 +552,61 @@ START_TEST(test_flipped_byte)
 }
 END_TEST
 
+/* The batch calls (readv() and writev() with the kernel) keep the
+ * one-page calls' contract: the same pages, a short batch at the end or
+ * at a refused page, and then the one call that says why. */
+START_TEST(test_batches)
+{
+	const uint64_t bad = 300;
+	uint64_t n, i = 0;
+	uint8_t *img = read_image("sim:4M:9", &n), *got;
+	struct snapshot *s = open_ok("sim:4M:9", SNAPSHOT_MODE_HIBERNATE);
+	int in_suspend = -1;
+	ssize_t k;
+	char *err;
+
+	got = malloc(n * PAGE);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_int_eq(s->ops->freeze(s), 0);
+	ck_assert_int_eq(s->ops->create_image(s, &in_suspend), 0);
+	/* 7 pages at a time: n is no multiple of 7, the last batch is short */
+	ck_assert_uint_ne(n % 7, 0);
+	while ((k = s->ops->read_pages(s, got + i * PAGE, 7)) > 0) {
+		ck_assert_int_eq(k % PAGE, 0);
+		i += (uint64_t)k / PAGE;
+		ck_assert_uint_le(i, n);
+		if (k < 7 * PAGE)
+			ck_assert_uint_eq(i, n);
+	}
+	ck_assert_int_eq(k, 0);
+	ck_assert_uint_eq(i, n);
+	ck_assert_mem_eq(got, img, n * PAGE);
+	ck_assert_int_eq(s->ops->free_image(s), 0);
+	ck_assert_int_eq(s->ops->unfreeze(s), 0);
+	snapshot_close(s);
+
+	/* Back in batches of 64, with page bad refused inside one. */
+	img[bad * PAGE + 1234] ^= 0x40;
+	s = open_ok("sim", SNAPSHOT_MODE_RESUME);
+	ck_assert_int_eq(s->ops->freeze(s), 0);
+	capture_start();
+	for (i = 0; i < n; i += (uint64_t)k / PAGE) {
+		k = s->ops->write_pages(s, img + i * PAGE, n - i < 64 ? n - i : 64);
+		if (k <= 0)
+			break;
+		ck_assert_int_eq(k % PAGE, 0);
+	}
+	err = capture_end(logged, sizeof(logged));
+	ck_assert_int_eq(k, -EPERM);
+	ck_assert_uint_eq(i, bad);
+	ck_assert_uint_eq(s->pages_written, bad);
+	ck_assert_msg(strstr(err, "page 300 differs"), "%s", err);
+	snapshot_close(s);
+	free(got);
+	free(img);
+}
+END_TEST
+
 START_TEST(test_incomplete)
 {
 	uint64_t n;
@@ -963,6 +1018,7 @@ snapshot_sim_suite(void)
 	tcase_add_test(tc, test_hibernate_state);
 	tcase_add_test(tc, test_one_call_at_a_time);
 	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_batches);
 	tcase_add_test(tc, test_flipped_byte);
 	tcase_add_test(tc, test_incomplete);
 	tcase_add_test(tc, test_header_mismatch);
