@@ -88,17 +88,19 @@ kernel_image_size(struct snapshot *s, uint64_t *ret)
 }
 
 /*
- * The kernel hands out at most one page per read() and never crosses a
- * page boundary, so a short read is the rest of the same page.
+ * One page, or its rest from byte `off` on, read into rpage or written
+ * from wpage.  The kernel hands out (takes) at most one page per read()
+ * (write()) and never crosses a page boundary, so a short one leaves the
+ * rest of the same page.  Returns the page's size, 0 when the first
+ * call says the image is at its end (read) or complete (write), -errno.
  */
 static ssize_t
-kernel_read_page(struct snapshot *s, void *buf)
+kernel_page_io(int fd, uint8_t *rpage, const uint8_t *wpage, size_t off,
+	       size_t size)
 {
-	size_t off = 0;
-
-	while (off < s->page_size) {
-		ssize_t k = read(to_kernel(s)->fd, (uint8_t *)buf + off,
-				 s->page_size - off);
+	while (off < size) {
+		ssize_t k = rpage ? read(fd, rpage + off, size - off) :
+				    write(fd, wpage + off, size - off);
 
 		if (k < 0) {
 			if (errno == EINTR)
@@ -109,30 +111,24 @@ kernel_read_page(struct snapshot *s, void *buf)
 			return off == 0 ? 0 : -EIO;
 		off += (size_t)k;
 	}
-	return (ssize_t)off;
+	return (ssize_t)size;
+}
+
+static ssize_t
+kernel_read_page(struct snapshot *s, void *buf)
+{
+	return kernel_page_io(to_kernel(s)->fd, buf, NULL, 0, s->page_size);
 }
 
 /* write() returns 0 once the kernel has every page of the image. */
 static ssize_t
 kernel_write_page(struct snapshot *s, const void *buf)
 {
-	size_t off = 0;
+	ssize_t k = kernel_page_io(to_kernel(s)->fd, NULL, buf, 0, s->page_size);
 
-	while (off < s->page_size) {
-		ssize_t k = write(to_kernel(s)->fd, (const uint8_t *)buf + off,
-				  s->page_size - off);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			return off == 0 ? 0 : -EIO;
-		off += (size_t)k;
-	}
-	s->pages_written++;
-	return (ssize_t)off;
+	if (k > 0)
+		s->pages_written++;
+	return k;
 }
 
 /*
@@ -144,26 +140,6 @@ kernel_write_page(struct snapshot *s, const void *buf)
  */
 #define KERNEL_IOV_PAGES 64
 
-/* The rest of a page that a read() or write() split at byte `at`. */
-static int
-kernel_finish_page(int fd, uint8_t *rpage, const uint8_t *wpage, size_t at,
-		   size_t size)
-{
-	while (at < size) {
-		ssize_t k = rpage ? read(fd, rpage + at, size - at) :
-				    write(fd, wpage + at, size - at);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			return -EIO;
-		at += (size_t)k;
-	}
-	return 0;
-}
-
 static ssize_t
 kernel_pages(struct snapshot *s, uint8_t *rbuf, const uint8_t *wbuf, size_t n)
 {
@@ -171,7 +147,6 @@ kernel_pages(struct snapshot *s, uint8_t *rbuf, const uint8_t *wbuf, size_t n)
 	struct iovec iov[KERNEL_IOV_PAGES];
 	size_t done = 0, i, m, got, at;
 	ssize_t k;
-	int r;
 
 	while (done < n) {
 		m = n - done < KERNEL_IOV_PAGES ? n - done : KERNEL_IOV_PAGES;
@@ -191,11 +166,11 @@ kernel_pages(struct snapshot *s, uint8_t *rbuf, const uint8_t *wbuf, size_t n)
 		got = (size_t)k / s->page_size;
 		at = (size_t)k % s->page_size;
 		if (at) {
-			r = kernel_finish_page(fd, rbuf ? rbuf + (done + got) * s->page_size : NULL,
-					       wbuf ? wbuf + (done + got) * s->page_size : NULL,
-					       at, s->page_size);
-			if (r < 0)
-				return r;
+			k = kernel_page_io(fd, rbuf ? rbuf + (done + got) * s->page_size : NULL,
+					   wbuf ? wbuf + (done + got) * s->page_size : NULL,
+					   at, s->page_size);
+			if (k < 0)
+				return k;
 			got++;
 		}
 		done += got;
