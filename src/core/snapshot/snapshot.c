@@ -58,6 +58,7 @@ SERIAL(create_image, int, (struct snapshot *s, int *in_suspend),
 SERIAL(image_size, int, (struct snapshot *s, uint64_t *ret), (s, ret))
 SERIAL(read_page, ssize_t, (struct snapshot *s, void *buf), (s, buf))
 SERIAL(write_page, ssize_t, (struct snapshot *s, const void *buf), (s, buf))
+
 /* n pages through the source's batch op, or its one-page op n times. */
 static ssize_t
 serial_pages(struct snapshot *s, uint8_t *rbuf, const uint8_t *wbuf, size_t n)
