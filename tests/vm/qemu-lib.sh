@@ -141,8 +141,7 @@ sysrq_before_timeout() {
 	[ -S "$2" ] || return 0
 	now=${EPOCHREALTIME/./}
 	echo "$(((now - start) / 1000000))" >"$1.sysrq"
-	SECS=2 monitor_send "$2" "sendkey alt-sysrq-9" "sendkey alt-sysrq-w" \
-		"sendkey alt-sysrq-l" 2>/dev/null
+	SECS=2 sysrq_dumps "$2" 2>/dev/null
 }
 
 # hang_summary LOG: one line from a SysRq-w dump in LOG: each blocked
@@ -214,6 +213,13 @@ monitor_send() {
 	EOF
 }
 
+# sysrq_dumps SOCKET: SysRq-9 (every message to the console: the dumps
+# are KERN_INFO), SysRq-w (the blocked tasks) and SysRq-l (every CPU's
+# backtrace) on the guest's keyboard, SECS apart (monitor_send).
+sysrq_dumps() {
+	monitor_send "$1" "sendkey alt-sysrq-9" "sendkey alt-sysrq-w" "sendkey alt-sysrq-l"
+}
+
 # TORPOR_VM_SYSRQ=1 (debugging a guest that falls silent): through the
 # boot's QEMU monitor (its socket's path is in LOG.mon while QEMU runs),
 # once the console has said nothing for 75 s, the guest's keyboard gets
@@ -229,8 +235,7 @@ sysrq_on_silence() {
 		now=$(date +%s)
 		age=$((now - $(stat -c %Y "$1")))
 		[ "$age" -ge 75 ] || continue
-		SECS=3 monitor_send "$2" "sendkey alt-sysrq-9" "sendkey alt-sysrq-w" \
-			"sendkey alt-sysrq-l"
+		SECS=3 sysrq_dumps "$2"
 		echo "vm: $(basename "$1"): silent for ${age}s: sent SysRq-9, SysRq-w and SysRq-l" >&2
 		touch "$1"
 	done
