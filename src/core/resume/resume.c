@@ -533,7 +533,8 @@ restore_pages(void *ctx, const uint8_t *pages, size_t len)
 		if (r < 0)
 			return r;
 	}
-	for (off = 0; off < len; off += rs->snap->page_size) {
+	off = 0;
+	while (off < len) {
 		ssize_t k;
 
 		/* After the pages the kernel checks first, in batches (one
@@ -544,7 +545,7 @@ restore_pages(void *ctx, const uint8_t *pages, size_t len)
 						       (len - off) / rs->snap->page_size);
 			if (k > 0 && (size_t)k % rs->snap->page_size == 0) {
 				rs->pages += (size_t)k / rs->snap->page_size;
-				off += (size_t)k - rs->snap->page_size;
+				off += (size_t)k;
 				continue;
 			}
 			if (k > 0)
@@ -565,6 +566,7 @@ restore_pages(void *ctx, const uint8_t *pages, size_t len)
 			return log_error_errno(-EPERM, "the snapshot device says the image is complete after %" PRIu64 " pages",
 					       rs->pages);
 		rs->pages++;
+		off += rs->snap->page_size;
 	}
 	return 0;
 }

@@ -144,6 +144,8 @@ static ssize_t
 kernel_pages(struct snapshot *s, uint8_t *rbuf, const uint8_t *wbuf, size_t n)
 {
 	int fd = to_kernel(s)->fd;
+	/* iovec's base is not const: writev() only reads through it */
+	uint8_t *base = rbuf ? rbuf : (uint8_t *)wbuf, *split;
 	struct iovec iov[KERNEL_IOV_PAGES];
 	size_t done = 0, i, m, got, at;
 	ssize_t k;
@@ -151,8 +153,7 @@ kernel_pages(struct snapshot *s, uint8_t *rbuf, const uint8_t *wbuf, size_t n)
 	while (done < n) {
 		m = n - done < KERNEL_IOV_PAGES ? n - done : KERNEL_IOV_PAGES;
 		for (i = 0; i < m; i++) {
-			iov[i].iov_base = (rbuf ? rbuf : (uint8_t *)wbuf) +
-					  (done + i) * s->page_size;
+			iov[i].iov_base = base + (done + i) * s->page_size;
 			iov[i].iov_len = s->page_size;
 		}
 		k = rbuf ? readv(fd, iov, (int)m) : writev(fd, iov, (int)m);
@@ -166,8 +167,8 @@ kernel_pages(struct snapshot *s, uint8_t *rbuf, const uint8_t *wbuf, size_t n)
 		got = (size_t)k / s->page_size;
 		at = (size_t)k % s->page_size;
 		if (at) {
-			k = kernel_page_io(fd, rbuf ? rbuf + (done + got) * s->page_size : NULL,
-					   wbuf ? wbuf + (done + got) * s->page_size : NULL,
+			split = base + (done + got) * s->page_size;
+			k = kernel_page_io(fd, rbuf ? split : NULL, rbuf ? NULL : split,
 					   at, s->page_size);
 			if (k < 0)
 				return k;
