@@ -243,12 +243,13 @@ in_guest() {
 }
 
 # The swap area: a partition of the one disk, or (stale) a disk of its
-# own that boot 2 goes without: nofail, so that its absence fails nothing.
-# (systemd's swap job still waits its 90 s for the missing device in boot
-# 2, after torpor-stale-image.service is done; a 2 s device timeout was
-# too short for the disk that is there in boot 1 under TCG.)
+# own that boot 2 goes without: nofail, so that its absence fails nothing,
+# and a device timeout, as for any disk that may be absent: without it
+# systemd's swap job waits 90 s for the missing device in boot 2, after
+# torpor-stale-image.service is done.  (2 s was too short for the disk
+# that is there in boot 1 under TCG; 30 s leaves it room.)
 swapdev=/dev/vda2 swapopts=sw
-[ "$stale" != 0 ] && swapdev=/dev/vdb swapopts=sw,nofail
+[ "$stale" != 0 ] && swapdev=/dev/vdb swapopts=sw,nofail,x-systemd.device-timeout=30s
 # The swap a normal boot has on: the swap writer's area, or (btrfs) zram.
 swaps_seen=$swapdev
 [ "$layout" = btrfs ] && swaps_seen=/dev/zram0
