@@ -63,6 +63,8 @@
 # unlocks it in the initramfs only with crypttab's initramfs option.  Boot
 # 1's torpor setup must refuse and say so; the driver adds the option, as
 # a user would, and setup passes.  Each boot asks for both passphrases.
+# A second swap area on vda4 is encrypted with a new random key at each
+# boot (/dev/urandom in crypttab): setup must pass over it and say why.
 # Then the host checks the root filesystem with e2fsck -fn (btrfs check).
 #
 # Usage: distro-case.sh CASE SRCDIR BUILDDIR [LOGDIR]
@@ -255,6 +257,8 @@ swaps_seen=$swapdev
 [ "$layout" = btrfs ] && swaps_seen=/dev/zram0
 [ "$layout" = luks ] && swaps_seen='/dev/dm-[0-9]+'
 [ "$luks_swap" = file ] && swaps_seen=/swap.img
+# (vda3_crypt and the random-key vda4_random, in either order.)
+[ "$luks_swap" = partition ] && swaps_seen='/dev/dm-[0-9]+ /dev/dm-[0-9]+'
 
 # guest_conf WRITER LINE...: torpor.conf as README.md gives it, with
 # LINEs in the writer's section.
@@ -431,9 +435,12 @@ boot_file() {
 install_luks() {
 	local staging=$logdir/staging.img append limit=$((600 * scale)) typed=$vm_type_when
 	if [ "$luks_swap" = partition ]; then
-		printf 'label: dos\n%s,%s,83\n%s,%s,83\n%s,%s,83\n' "$root_start" "$boot_sectors" \
+		# (vda4: 64 MiB for the random-key swap, after the disk's end.)
+		truncate -s +64M "$disk"
+		printf 'label: dos\n%s,%s,83\n%s,%s,83\n%s,%s,83\n%s,%s,83\n' \
+			"$root_start" "$boot_sectors" \
 			$((root_start + boot_sectors)) $((root_sectors - boot_sectors)) \
-			"$swap_start" "$swap_sectors"
+			"$swap_start" "$swap_sectors" $((swap_start + swap_sectors)) $((64 * 2048))
 	else
 		printf 'label: dos\n%s,%s,83\n%s,%s,83\n' "$root_start" "$boot_sectors" \
 			$((root_start + boot_sectors)) $((root_sectors + swap_sectors - boot_sectors))
@@ -658,6 +665,8 @@ elif [ "$layout" = luks ]; then
 		has 1 'TORPOR-VM: setup exit=1' || fail "boot 1: the first torpor setup did not refuse"
 		has 1 'TORPOR-VM: setup: added the option initramfs to vda3_crypt' ||
 			fail "boot 1: the driver did not add the option initramfs"
+		has 1 'TORPOR-VM: setup: setup: active swap /dev/dm-[0-9]+ is encrypted with a new random key at each boot \(/etc/crypttab: vda4_random /dev/vda4 /dev/urandom\): .*never a place for the image' ||
+			fail "boot 1: torpor setup did not pass over the random-key swap on vda4: $(grep -h 'TORPOR-VM: setup: setup: active swap' "$logdir/boot1.log" | tr '\n' ';')"
 	fi
 	crypt_name=vda2_crypt
 	[ "$luks_swap" = partition ] && crypt_name=vda3_crypt
