@@ -9,6 +9,12 @@
  * every page of the buffer came back intact.
  *
  * Usage: marker [MiB]      (default 16)
+ * With MARKER_FILL=mixed in the environment the buffer is not all random
+ * but partly compressible, page by page, as a process's memory is: an
+ * eighth zero pages, three eighths text-like pages (8-byte words from a
+ * 16-word vocabulary), a quarter half random and half a repeated word, a
+ * quarter random (LZ4 and LZO store about half of it).  The perf case's
+ * large guest uses it.
  * Output: "MARKER pid=P token=T sum=S mib=M"
  *         "MARKER-AFTER pid=P token=T sum=S mib=M boottime_jump=J"
  *
@@ -25,6 +31,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +77,36 @@ next_word(uint64_t *state)
 	return x * UINT64_C(2685821657736338717);
 }
 
+#define PAGE_WORDS 512	/* 4 KiB */
+
+/* One page of MARKER_FILL=mixed, from the generator's state. */
+static void
+fill_mixed_page(uint64_t *w, uint64_t *state)
+{
+	uint64_t vocab[16], kind = next_word(state) % 8, bits = 0;
+
+	if (kind == 0) {
+		memset(w, 0, PAGE_WORDS * sizeof(*w));
+		return;
+	}
+	if (kind <= 3) {
+		for (int i = 0; i < 16; i++)
+			vocab[i] = next_word(state);
+		for (int i = 0; i < PAGE_WORDS; i++) {
+			if (i % 16 == 0)
+				bits = next_word(state);
+			w[i] = vocab[bits & 15];
+			bits >>= 4;
+		}
+		return;
+	}
+	for (int i = 0; i < PAGE_WORDS; i++)
+		w[i] = next_word(state);
+	if (kind <= 5)
+		for (int i = PAGE_WORDS / 2; i < PAGE_WORDS; i++)
+			w[i] = w[0];
+}
+
 /* FNV-1a over 64-bit words, position-dependent through the running state. */
 static uint64_t
 checksum(const uint64_t *words, size_t n)
@@ -103,6 +140,8 @@ main(int argc, char **argv)
 	uint64_t *buf, state, sum;
 	double jump_before;
 	const char *watch = getenv("MARKER_THAWED_FD");
+	const char *fill = getenv("MARKER_FILL");
+	bool mixed = false;
 	int watch_fd = -1, sig, r;
 	sigset_t set;
 
@@ -129,6 +168,13 @@ main(int argc, char **argv)
 			return 1;
 		}
 		watch_fd = (int)v;
+	}
+	if (fill && *fill) {
+		if (strcmp(fill, "mixed") != 0) {
+			fprintf(stderr, "marker: bad MARKER_FILL '%s' (mixed or empty)\n", fill);
+			return 1;
+		}
+		mixed = true;
 	}
 	nwords = mib * 1024 * 1024 / sizeof(uint64_t);
 
@@ -159,8 +205,13 @@ main(int argc, char **argv)
 	}
 	memcpy(&state, token, sizeof(state));
 	state |= 1;
-	for (size_t i = 0; i < nwords; i++)
-		buf[i] = next_word(&state);
+	if (mixed) {
+		for (size_t i = 0; i < nwords; i += PAGE_WORDS)
+			fill_mixed_page(buf + i, &state);
+	} else {
+		for (size_t i = 0; i < nwords; i++)
+			buf[i] = next_word(&state);
+	}
 	sum = checksum(buf, nwords);
 	/* Wipe the generator's state: the buffer alone must carry the proof. */
 	state = 0;

@@ -55,12 +55,19 @@
 #              2), printed on the console (these boots have loglevel=7),
 #              beside torpor's write and read+decode phases: the phase
 #              each owns
+# Sizes (TORPOR_VM_PERF_SIZES, default "512"): each MEM or MEM:MARKER, the
+# guest's MiB of RAM and the marker's locked MiB.  512 alone is the guest
+# above with the usual 16 MiB random marker; a larger guest (the issue's
+# scale: "2560:1024") gets a marker of MARKER MiB of partly compressible
+# memory (MARKER_FILL=mixed, tests/vm/marker.c), a swap partition of
+# 3 GiB, and boot time-outs grown with the RAM.
 # The table goes to the test log and to LOGDIR/table.txt; every cycle's
-# logs stay in LOGDIR/MODE-ROUND/.
+# logs stay in LOGDIR/KERNEL/smpN[-mMEM]/MODE-ROUND/.
 
 perf_rounds=${TORPOR_VM_PERF_ROUNDS:-3}
 perf_smps=${TORPOR_VM_PERF_SMP:-1 2}
 perf_kernels=${TORPOR_VM_PERF_KERNELS:-host sid}
+perf_sizes=${TORPOR_VM_PERF_SIZES:-512}
 perf_all_modes=${TORPOR_VM_PERF_MODES:-kernel kernel-lz4 kernel-nocomp lz4 lzo none lz4-a16-d}
 # The torpor modes among them, for the phase table.
 perf_torpor=$(for m in $perf_all_modes; do [ "${m#kernel}" = "$m" ] && echo "$m"; done)
@@ -74,6 +81,18 @@ perf_append() {
 	*-d) echo "torpor.conf=perf-${1%-d} torpor.verbose=1 torpor.daemon=1" ;;
 	*) echo "torpor.conf=perf-$1 torpor.verbose=1" ;;
 	esac
+	[ "$perf_mem" = 512 ] || echo "torpor.marker=$perf_marker torpor.marker_fill=mixed"
+}
+
+# perf_size MEM[:MARKER]: this size's RAM, marker, disk and boot time-out.
+perf_size() {
+	perf_mem=${1%%:*} perf_marker=16 perf_disk_mib=1024 perf_limit=120 perf_tag=
+	[ "$1" != "${1#*:}" ] && perf_marker=${1#*:}
+	if [ "$perf_mem" != 512 ]; then
+		perf_disk_mib=3072
+		perf_limit=$((120 * perf_mem / 512))
+		perf_tag=-m$perf_mem
+	fi
 }
 
 # perf_num LOG REGEX: the first number after REGEX on a matching line.
@@ -88,16 +107,16 @@ perf_cycle() {
 	local t_hib hib k0 init_host init_up t_after t_hook res restore kwrote kread kusing kthreads kalg
 	local token sum pages hpages stored phases rphases disk_mib wio
 
-	extra=$(perf_append "$mode")
-	dir=$logdir/$perf_kernel/smp$vm_smp/$mode-$round
+	extra=$(perf_append "$mode" | tr '\n' ' ')
+	dir=$logdir/$perf_kernel/smp$vm_smp$perf_tag/$mode-$round
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	# A fresh sparse disk each cycle: its allocated blocks afterwards
 	# are what the hibernation wrote (the kernel's own image size).
 	rm -f "$disk"
-	truncate -s 1G "$disk"
-	write_mbr "$disk" 2048 $((1024 * 2048 - 2048))
-	boot 1 "$MEM" 120 "$extra"
+	truncate -s "${perf_disk_mib}M" "$disk"
+	write_mbr "$disk" 2048 $((perf_disk_mib * 2048 - 2048))
+	boot 1 "$perf_mem" "$perf_limit" "$extra"
 	cycle_trouble=$boot_rc
 	guest_early_panic "$logdir/boot1.log" && cycle_trouble=panicked
 	hib=$boot_secs
@@ -109,7 +128,7 @@ perf_cycle() {
 		fail "$mode-$round: the hibernation returned instead of powering off"
 	[ "$(disk_state)" = image ] || fail "$mode-$round: no image after boot 1"
 	t_hib=$(ts 1 'VM: hibernate start')
-	boot 2 "$MEM" 120 "$extra"
+	boot 2 "$perf_mem" "$perf_limit" "$extra"
 	[ "$boot_rc" = 124 ] && cycle_trouble=124
 	guest_early_panic "$logdir/boot2.log" && cycle_trouble=panicked
 	has 2 "MARKER-AFTER .*token=$token sum=$sum" ||
@@ -202,7 +221,7 @@ perf_cycle_retried() {
 	panicked) why="the kernel oopsed before user space started" ;;
 	*) return 0 ;;
 	esac
-	local d=$logdir/$perf_kernel/smp$vm_smp/$1-$2
+	local d=$logdir/$perf_kernel/smp$vm_smp$perf_tag/$1-$2
 	echo "VM-RETRY perf: $1 round $2 at -smp $vm_smp ($perf_kernel kernel): $why; the cycle runs again (logs kept in $d.rerun)"
 	rm -rf "$d.rerun"
 	mv "$d" "$d.rerun"
@@ -243,7 +262,7 @@ perf_table() {
 	khib=$(perf_median kernel hib)
 	kres=$(perf_median kernel res)
 	kpages=$(perf_median kernel pages)
-	echo "perf: kernel $(cat "$guest/kernel.release") ($perf_kernel): medians of $perf_rounds rounds (seconds, host clock), -smp $vm_smp, -m $MEM, TCG, swap partition; cycles rerun after a guest stopped, so far: $perf_retries"
+	echo "perf: kernel $(cat "$guest/kernel.release") ($perf_kernel): medians of $perf_rounds rounds (seconds, host clock), -smp $vm_smp, -m $perf_mem, marker $perf_marker MiB$([ "$perf_mem" = 512 ] || echo ' (mixed)'), TCG, swap partition; cycles rerun after a guest stopped, so far: $perf_retries"
 	printf '%-14s %9s %9s %9s %8s %8s %8s %8s %8s %8s\n' mode hibernate resume restore \
 		'hib/kLZO' 'res/kLZO' pages 'Δpages' 'hdr-pg' 'MiB'
 	for m in $perf_modes; do
@@ -338,17 +357,20 @@ perf_run() {
 		TORPOR_VM_KERNEL_ROOT=$kroot build_guest
 		perf_modes=$(perf_kernel_modes | tr '\n' ' ')
 		note "kernel $(cat "$guest/kernel.release") ($perf_kernel): modes $perf_modes"
-		for vm_smp in $perf_smps; do
-			records=$logdir/records-$perf_kernel-smp$vm_smp
-			: >"$records"
-			for round in $(seq 1 "$perf_rounds"); do
-				for m in $perf_modes; do
-					note "$perf_kernel kernel, -smp $vm_smp: $m, round $round of $perf_rounds"
-					perf_cycle_retried "$m" "$round"
+		for size in $perf_sizes; do
+			perf_size "$size"
+			for vm_smp in $perf_smps; do
+				records=$logdir/records-$perf_kernel-smp$vm_smp$perf_tag
+				: >"$records"
+				for round in $(seq 1 "$perf_rounds"); do
+					for m in $perf_modes; do
+						note "$perf_kernel kernel, -smp $vm_smp, -m $perf_mem: $m, round $round of $perf_rounds"
+						perf_cycle_retried "$m" "$round"
+					done
 				done
+				perf_table | tee -a "$logdir/table.txt"
+				echo | tee -a "$logdir/table.txt"
 			done
-			perf_table | tee -a "$logdir/table.txt"
-			echo | tee -a "$logdir/table.txt"
 		done
 	done
 }
