@@ -13,7 +13,7 @@
  * but partly compressible, page by page, as a process's memory is: an
  * eighth zero pages, three eighths text-like pages (8-byte words from a
  * 16-word vocabulary), a quarter half random and half a repeated word, a
- * quarter random (LZ4 and LZO store about half of it).  The perf case's
+ * quarter random (`lz4 -1` stores 52 % of it, `gzip -1` 46 %).  The perf case's
  * large guest uses it.
  * Output: "MARKER pid=P token=T sum=S mib=M"
  *         "MARKER-AFTER pid=P token=T sum=S mib=M boottime_jump=J"
