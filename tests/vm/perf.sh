@@ -81,15 +81,16 @@ perf_append() {
 	*-d) echo "torpor.conf=perf-${1%-d} torpor.verbose=1 torpor.daemon=1" ;;
 	*) echo "torpor.conf=perf-$1 torpor.verbose=1" ;;
 	esac
-	[ "$perf_mem" = 512 ] || echo "torpor.marker=$perf_marker torpor.marker_fill=mixed"
+	[ -z "$perf_fill" ] || echo "torpor.marker=$perf_marker torpor.marker_fill=$perf_fill"
 }
 
-# perf_size MEM[:MARKER]: this size's RAM, marker, disk and boot time-out.
+# perf_size MEM[:MARKER]: this size's RAM, marker (and its fill: mixed, or
+# empty for random), disk, boot time-out and log directory suffix.
 perf_size() {
-	perf_mem=${1%%:*} perf_marker=16 perf_disk_mib=1024 perf_limit=120 perf_tag=
+	perf_mem=${1%%:*} perf_marker=16 perf_fill= perf_disk_mib=1024 perf_limit=120 perf_tag=
 	[ "$1" != "${1#*:}" ] && perf_marker=${1#*:}
 	if [ "$perf_mem" != 512 ]; then
-		perf_disk_mib=3072
+		perf_fill=mixed perf_disk_mib=3072
 		perf_limit=$((120 * perf_mem / 512))
 		perf_tag=-m$perf_mem
 	fi
@@ -262,7 +263,7 @@ perf_table() {
 	khib=$(perf_median kernel hib)
 	kres=$(perf_median kernel res)
 	kpages=$(perf_median kernel pages)
-	echo "perf: kernel $(cat "$guest/kernel.release") ($perf_kernel): medians of $perf_rounds rounds (seconds, host clock), -smp $vm_smp, -m $perf_mem, marker $perf_marker MiB$([ "$perf_mem" = 512 ] || echo ' (mixed)'), TCG, swap partition; cycles rerun after a guest stopped, so far: $perf_retries"
+	echo "perf: kernel $(cat "$guest/kernel.release") ($perf_kernel): medians of $perf_rounds rounds (seconds, host clock), -smp $vm_smp, -m $perf_mem, marker $perf_marker MiB${perf_fill:+ ($perf_fill)}, TCG, swap partition; cycles rerun after a guest stopped, so far: $perf_retries"
 	printf '%-14s %9s %9s %9s %8s %8s %8s %8s %8s %8s\n' mode hibernate resume restore \
 		'hib/kLZO' 'res/kLZO' pages 'Δpages' 'hdr-pg' 'MiB'
 	for m in $perf_modes; do
