@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crc32c.h"
 #include "log.h"
 #include "pool.h"
 #include "proc.h"
@@ -26,23 +27,37 @@ pool_default_threads(void)
 	return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
 }
 
+/* The chunk's stored bytes against the CRC32C its frame gives. */
+static bool
+stored_crc_ok(const struct pool *p, struct pool_slot *s, const uint8_t *src)
+{
+	s->crc_bad = p->crc && crc32c(p->crc_seed, src, s->in_len) != s->crc;
+	return !s->crc_bad;
+}
+
 static void
 run_slot(const struct pool *p, struct chain_worker *w, struct pool_slot *s)
 {
-	const uint8_t *res = NULL;
+	const uint8_t *src = s->data ? s->data : s->in, *res = NULL;
 	size_t len = 0;
 
 	if (p->direction == POOL_ENCODE) {
 		/* The last filter writes the slot's own buffer. */
 		s->err = chain_encode(p->chain, w, &s->info, s->in, s->in_len,
 				      s->out, &s->res, &len);
+		if (s->err == 0 && p->crc)
+			s->crc = crc32c(p->crc_seed, s->res, len);
+	} else if (!stored_crc_ok(p, s, src)) {
+		s->err = -EBADMSG;
 	} else {
-		s->err = chain_decode(p->chain, w, &s->info, s->in, s->in_len,
+		s->err = chain_decode(p->chain, w, &s->info, src, s->in_len,
 				      &res, &len);
-		if (!p->n_threads) {
+		if (!p->n_threads || res == src) {
 			/* Inline, with one slot: this chunk is handed on
 			 * before the worker runs again, so the result can
-			 * stay where the last filter left it. */
+			 * stay where the last filter left it.  Without
+			 * filters it is the input, the slot's until it is
+			 * collected. */
 			s->res = res;
 		} else {
 			/* A worker's buffers are reused for its next
@@ -377,6 +392,12 @@ pool_submit(struct pool *p)
 	p->filled++;
 	pthread_cond_signal(&p->work);
 	pthread_mutex_unlock(&p->lock);
+}
+
+const struct pool_slot *
+pool_oldest(const struct pool *p)
+{
+	return &p->slots[p->collected % p->n_slots];
 }
 
 struct pool_slot *

@@ -29,12 +29,23 @@ enum pool_direction {
 
 struct pool_slot {
 	uint8_t *in;			/* buf_size bytes: pages or stored bytes */
+	/* Decode: where the chain reads the in_len stored bytes, when not
+	 * from in (the stream's read-ahead ring, which keeps them until
+	 * the slot is collected and its result used).  NULL: in. */
+	const uint8_t *data;
 	size_t in_len;
+	/* With pool->crc, the chunk's CRC32C (seeded with pool->crc_seed),
+	 * on the worker: encode, of the result (set); decode, of the
+	 * stored bytes (what the frame says, checked before the chain; a
+	 * mismatch sets crc_bad and err -EBADMSG). */
+	uint32_t crc;
+	bool crc_bad;
 	struct torpor_chunk_info info;
 	uint64_t stream_offset;		/* decode: where the chunk's frame is */
 	uint8_t *out;			/* buf_size bytes: the last filter's output */
-	const uint8_t *res;		/* the result: out, in without filters,
-				 * or an inline decode's worker buffer */
+	const uint8_t *res;		/* the result: out; without filters the
+				 * input itself (in, or data); or an
+				 * inline decode's worker buffer */
 	size_t out_len;			/* its length */
 	int state;
 	int err;
@@ -52,6 +63,10 @@ struct pool {
 	struct pool_slot *slots;
 	unsigned n_slots;
 	uint64_t filled, taken, collected;
+	/* The chunks' CRC32C on the workers (slot->crc): set by the
+	 * stream before the first chunk is submitted. */
+	bool crc;
+	uint32_t crc_seed;
 	bool stop;
 	pthread_mutex_t lock;
 	pthread_cond_t work;
@@ -114,6 +129,9 @@ struct pool_slot *pool_next(struct pool *p);
 
 /* Hand the filled slot over. */
 void pool_submit(struct pool *p);
+
+/* The oldest chunk submitted and not collected (only when pool_pending). */
+const struct pool_slot *pool_oldest(const struct pool *p);
 
 /* Wait for the oldest submitted chunk and return its slot, whose result
  * (slot->err, out, out_len) the caller uses before the next call. */

@@ -215,14 +215,15 @@ stream_out_put(struct stream_out *o, const void *data, size_t len)
 
 int
 stream_out_chunk(struct stream_out *o, uint64_t sequence, uint32_t flags,
-		 uint32_t raw_len, const uint8_t *stored, size_t stored_len)
+		 uint32_t raw_len, const uint8_t *stored, size_t stored_len,
+		 uint32_t crc)
 {
 	struct chunk_frame f = {
 		.sequence = sequence,
 		.flags = flags,
 		.raw_len = raw_len,
 		.stored_len = (uint32_t)stored_len,
-		.stored_crc = crc32c(o->crc_seed, stored, stored_len),
+		.stored_crc = crc,
 		.seed = o->crc_seed,
 	};
 	uint8_t frame[CHUNK_FRAME_SIZE];
@@ -270,7 +271,7 @@ write_collected(struct pool *pool, struct stream_out *out, uint64_t total,
 	if (s->err < 0)
 		return s->err;
 	r = stream_out_chunk(out, s->info.sequence, s->info.flags,
-			     s->info.raw_len, s->res, s->out_len);
+			     s->info.raw_len, s->res, s->out_len, s->crc);
 	if (r < 0)
 		return r;
 	*raw += s->info.raw_len;
@@ -306,6 +307,8 @@ encode_chunks(const struct chain *c, struct pool *pool,
 	int r;
 
 	out->crc_seed = chunk_crc_seed(h->uuid);
+	pool->crc = true;
+	pool->crc_seed = out->crc_seed;
 	for (seq = 0; seq < h->chunk_count; seq++) {
 		uint32_t want = pages_left < h->chunk_pages ?
 			(uint32_t)pages_left : h->chunk_pages, n = 0;
@@ -407,14 +410,18 @@ reader_main(void *arg)
 			(size_t)(in->end - off) : STREAM_IO_SIZE;
 		int r;
 
+		double t0 = clock_now();
+
 		if (k - in->freed_pieces >= STREAM_READ_PIECES) {
 			pthread_cond_wait(&in->room, &in->lock);
+			in->room_wait += clock_now() - t0;
 			continue;
 		}
 		pthread_mutex_unlock(&in->lock);
 		r = plugin_read(in->writer, off,
 				in->ring + (k % STREAM_READ_PIECES) * STREAM_IO_SIZE, n);
 		pthread_mutex_lock(&in->lock);
+		in->reading += clock_now() - t0;
 		if (r < 0) {
 			in->read_err = r;
 		} else {
@@ -434,6 +441,11 @@ stream_in_start(struct stream_in *in)
 
 	in->pos = 0;
 	in->ready = 0;
+	in->held = UINT64_MAX;
+	in->freed = 0;
+	in->in_place = 0;
+	in->reading = in->room_wait = in->data_wait = 0;
+	in->pool_wait = in->sinking = 0;
 	in->read_pieces = in->freed_pieces = 0;
 	in->read_err = 0;
 	in->bytes_read = 0;
@@ -478,10 +490,12 @@ stream_in_free(struct stream_in *in)
 static int
 wait_piece(struct stream_in *in, uint64_t k)
 {
+	double t0;
 	int r = 0;
 
 	if (k < in->ready)
 		return 0;
+	t0 = clock_now();
 	pthread_mutex_lock(&in->lock);
 	while (in->read_pieces <= k && !in->read_err)
 		pthread_cond_wait(&in->more, &in->lock);
@@ -489,17 +503,34 @@ wait_piece(struct stream_in *in, uint64_t k)
 		r = in->read_err;
 	in->ready = in->read_pieces;
 	pthread_mutex_unlock(&in->lock);
+	in->data_wait += clock_now() - t0;
 	return r;
 }
 
-/* Pieces before k are consumed: the reader may reuse their room. */
+/*
+ * The reader may reuse the room of every piece before the position and
+ * before in->held (the frame of the oldest chunk in the pool, whose
+ * stored bytes the workers may read from the ring until it is collected).
+ */
 static void
-release_pieces(struct stream_in *in, uint64_t k)
+release_pieces(struct stream_in *in)
 {
+	uint64_t k = (in->pos < in->held ? in->pos : in->held) / STREAM_IO_SIZE;
+
+	if (k <= in->freed)
+		return;
+	in->freed = k;
 	pthread_mutex_lock(&in->lock);
 	in->freed_pieces = k;
 	pthread_cond_signal(&in->room);
 	pthread_mutex_unlock(&in->lock);
+}
+
+/* The ring pieces [from, to) of the stream would take. */
+static uint64_t
+pieces_between(uint64_t from, uint64_t to)
+{
+	return pieces_of(to) - from / STREAM_IO_SIZE;
 }
 
 /* Copy [pos, pos + len) of the stream to dst, and move on. */
@@ -523,9 +554,40 @@ stream_in_copy(struct stream_in *in, void *dst, size_t len)
 		len -= n;
 		in->pos += n;
 		if (in->pos % STREAM_IO_SIZE == 0)
-			release_pieces(in, k + 1);
+			release_pieces(in);
 	}
 	return 0;
+}
+
+/*
+ * [pos, pos + len) of the stream where it is in the ring, without a copy:
+ * NULL when it wraps around the ring's end, or takes more pieces than
+ * the ring holds from in->held.  The pieces stay until in->held moves
+ * past them.
+ */
+static const uint8_t *
+stream_in_borrow(struct stream_in *in, size_t len, int *ret)
+{
+	const size_t ring = (size_t)STREAM_READ_PIECES * STREAM_IO_SIZE;
+	uint64_t from = in->pos < in->held ? in->pos : in->held;
+	size_t at = (size_t)(in->pos % ring);
+	const uint8_t *p;
+
+	*ret = 0;
+	release_pieces(in);
+	if (len > in->end - in->pos) {
+		*ret = -ENODATA;
+		return NULL;
+	}
+	if (len == 0 || at + len > ring ||
+	    pieces_between(from, in->pos + len) > STREAM_READ_PIECES)
+		return NULL;
+	*ret = wait_piece(in, pieces_of(in->pos + len) - 1);
+	if (*ret < 0)
+		return NULL;
+	p = in->ring + at;
+	in->pos += len;
+	return p;
 }
 
 /* A refusal of what this thread checks, said once with where it is.  Any
@@ -546,23 +608,41 @@ refuse(int r, const char *what, uint64_t chunk, uint64_t offset)
 	return -EBADMSG;
 }
 
+/* in->held from the chunks in the pool: the frame of the oldest. */
+static void
+hold_pool(struct stream_in *in, const struct pool *pool)
+{
+	in->held = pool_pending(pool) ? pool_oldest(pool)->stream_offset :
+					UINT64_MAX;
+	release_pieces(in);
+}
+
 /* Take the oldest chunk back from the pool and hand its pages on.  The
  * chain said why it refused one (the filter and the chunk). */
 static int
 deliver(struct pool *pool, struct stream_in *in, const struct image_header *h,
 	stream_page_sink sink, void *ctx)
 {
+	double t0 = clock_now();
 	struct pool_slot *s = pool_collect(pool);
 	uint64_t done = s->info.sequence + 1;
 	int r;
 
+	in->pool_wait += clock_now() - t0;
+	if (s->crc_bad)
+		return refuse(-EBADMSG, "stored data does not match its CRC32C (corrupt)",
+			      s->info.sequence, s->stream_offset);
 	if (s->err < 0) {
 		log_error("chunk %llu at stream offset %llu: refused by the chain",
 			  (unsigned long long)s->info.sequence,
 			  (unsigned long long)s->stream_offset);
 		return -EBADMSG;
 	}
+	t0 = clock_now();
 	r = sink ? sink(ctx, s->res, s->out_len) : 0;
+	in->sinking += clock_now() - t0;
+	/* Its stored bytes are used: their ring pieces may be read again. */
+	hold_pool(in, pool);
 	if (r >= 0)
 		report(&in->report, done, h->chunk_count,
 		       done == h->chunk_count ? h->page_count * h->page_size :
@@ -570,22 +650,34 @@ deliver(struct pool *pool, struct stream_in *in, const struct image_header *h,
 	return r;
 }
 
-/* Read chunk seq's frame at the current position and check it against
- * the header; *ret_f is the frame. */
+/* Deliver the oldest chunks until the ring has room for the stream up to
+ * end beside what the pool holds of it. */
 static int
-read_frame(const struct chain *c, struct stream_in *in,
-	   const struct image_header *h, uint64_t seq, uint64_t want_pages,
-	   struct chunk_frame *ret_f)
+make_room(struct pool *pool, struct stream_in *in,
+	  const struct image_header *h, stream_page_sink sink, void *ctx,
+	  uint64_t end)
+{
+	while (pool_pending(pool) &&
+	       pieces_between(in->held, end) > STREAM_READ_PIECES) {
+		int r = deliver(pool, in, h, sink, ctx);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Check the frame of chunk seq at the current position against the
+ * header; *ret_f is the frame. */
+static int
+check_frame(const struct chain *c, const uint8_t *p,
+	    const struct image_header *h, uint64_t seq, uint64_t want_pages,
+	    uint64_t at, struct chunk_frame *ret_f)
 {
 	uint32_t max_raw = h->chunk_pages * h->page_size;
-	uint64_t at = in->pos;
-	uint8_t p[CHUNK_FRAME_SIZE];
 	char err[160];
 	int r;
 
-	r = stream_in_copy(in, p, sizeof(p));
-	if (r < 0)
-		return refuse(r, "the frame", seq, at);
 	r = chunk_frame_parse(p, chunk_crc_seed(h->uuid), max_raw,
 			      (uint32_t)c->bound[c->n_filters],
 			      ret_f, err, sizeof(err));
@@ -610,34 +702,52 @@ read_frame(const struct chain *c, struct stream_in *in,
 	return 0;
 }
 
-/* Read, check and submit chunk seq. */
+/*
+ * Read and check chunk seq's frame and submit its stored bytes to the
+ * pool: where the ring has them (the CRC and the chain read them there,
+ * on a worker), or copied into the slot when they wrap around the ring's
+ * end or would not fit in it.
+ */
 static int
 submit_chunk(const struct chain *c, struct pool *pool, struct stream_in *in,
-	     const struct image_header *h, uint64_t seq, uint64_t want_pages)
+	     const struct image_header *h, uint64_t seq, uint64_t want_pages,
+	     stream_page_sink sink, void *ctx)
 {
 	uint64_t at = in->pos;
+	uint8_t frame[CHUNK_FRAME_SIZE];
 	struct chunk_frame f;
 	struct pool_slot *slot;
 	int r;
 
-	r = read_frame(c, in, h, seq, want_pages, &f);
+	r = make_room(pool, in, h, sink, ctx, at + sizeof(frame));
 	if (r < 0)
 		return r;
-	/* Straight into the slot: the frame bounds stored_len by the
-	 * chain's largest buffer. */
+	r = stream_in_copy(in, frame, sizeof(frame));
+	if (r < 0)
+		return refuse(r, "the frame", seq, at);
+	r = check_frame(c, frame, h, seq, want_pages, at, &f);
+	if (r < 0)
+		return r;
+	/* The frame bounds stored_len by the chain's largest buffer. */
+	r = make_room(pool, in, h, sink, ctx, in->pos + f.stored_len);
+	if (r < 0)
+		return r;
 	slot = pool_next(pool);
-	r = stream_in_copy(in, slot->in, f.stored_len);
+	slot->data = stream_in_borrow(in, f.stored_len, &r);
+	if (slot->data)
+		in->in_place++;
+	else if (r == 0)
+		r = stream_in_copy(in, slot->in, f.stored_len);
 	if (r < 0)
 		return refuse(r, "the data", seq, at);
-	if (crc32c(f.seed, slot->in, f.stored_len) != f.stored_crc)
-		return refuse(-EBADMSG, "stored data does not match its CRC32C (corrupt)",
-			      seq, at);
 	slot->in_len = f.stored_len;
+	slot->crc = f.stored_crc;
 	slot->info.sequence = seq;
 	slot->info.flags = f.flags & CHUNK_FLAG_LAST;
 	slot->info.raw_len = f.raw_len;
 	slot->stream_offset = at;
 	pool_submit(pool);
+	hold_pool(in, pool);
 	return 0;
 }
 
@@ -649,6 +759,8 @@ decode_chunks(const struct chain *c, struct pool *pool, struct stream_in *in,
 	uint64_t seq, pages_left = h->page_count;
 	int r;
 
+	pool->crc = true;
+	pool->crc_seed = chunk_crc_seed(h->uuid);
 	for (seq = 0; seq < h->chunk_count; seq++) {
 		uint64_t want_pages = pages_left < h->chunk_pages ?
 			pages_left : h->chunk_pages;
@@ -658,7 +770,7 @@ decode_chunks(const struct chain *c, struct pool *pool, struct stream_in *in,
 			if (r < 0)
 				return r;
 		}
-		r = submit_chunk(c, pool, in, h, seq, want_pages);
+		r = submit_chunk(c, pool, in, h, seq, want_pages, sink, ctx);
 		if (r < 0)
 			return r;
 		pages_left -= want_pages;
@@ -688,5 +800,10 @@ stream_decode_all(const struct chain *c, struct pool *pool,
 		return r;
 	r = decode_chunks(c, pool, in, h, sink, ctx);
 	stream_in_stop(in);
+	log_info("%llu reads: %.3f s in the writer's read() (reader thread), %.3f s waiting for room; this thread waited %.3f s for reads, %.3f s for the workers, spent %.3f s handing pages on; %llu of %llu chunks decoded in place",
+		 (unsigned long long)in->read_pieces, in->reading,
+		 in->room_wait, in->data_wait, in->pool_wait, in->sinking,
+		 (unsigned long long)in->in_place,
+		 (unsigned long long)h->chunk_count);
 	return r;
 }

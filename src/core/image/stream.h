@@ -91,10 +91,11 @@ size_t stream_out_memory(bool thread);
  */
 int stream_out_init(struct stream_out *o, const struct plugin_entry *writer,
 		    bool thread);
-/* Frame and queue one encoded chunk. */
+/* Frame and queue one encoded chunk, whose stored bytes' CRC32C (seeded
+ * with o->crc_seed) is crc: the pool's workers compute it. */
 int stream_out_chunk(struct stream_out *o, uint64_t sequence, uint32_t flags,
 		     uint32_t raw_len, const uint8_t *stored,
-		     size_t stored_len);
+		     size_t stored_len, uint32_t crc);
 /* Hand the rest to the writer and wait until all is written; nothing may
  * be queued after it. */
 int stream_out_finish(struct stream_out *o);
@@ -119,8 +120,9 @@ int stream_encode_all(const struct chain *c, struct pool *pool,
 		      stream_page_source source, void *ctx);
 
 /* Read-ahead of the resume side: pieces of STREAM_IO_SIZE the reader
- * thread may have read before the chain gets to them.  Resume memory is
- * this and the pool, whatever the image's size. */
+ * thread may have read before the chain gets to them, counted from the
+ * oldest chunk in the pool (the workers read chunks in the ring).  Resume
+ * memory is this and the pool, whatever the image's size. */
 #define STREAM_READ_PIECES 4
 
 struct stream_in {
@@ -131,6 +133,11 @@ struct stream_in {
 	 * k * STREAM_IO_SIZE) sits in ring piece k % STREAM_READ_PIECES. */
 	uint8_t *ring;
 	uint64_t ready;		/* pieces the consumer knows are read */
+	/* The frame of the oldest chunk in the pool: its stored bytes,
+	 * and all after them, may still be read from the ring (UINT64_MAX:
+	 * the pool is empty). */
+	uint64_t held;
+	uint64_t freed;		/* the consumer's copy of freed_pieces */
 	/* Shared with the reader thread, under lock: */
 	pthread_mutex_t lock;
 	pthread_cond_t more;	/* a piece was read (or the read failed) */
@@ -142,6 +149,12 @@ struct stream_in {
 	bool running, locks;
 	pthread_t reader;
 	uint64_t bytes_read;	/* from the writer (final once stopped) */
+	uint64_t in_place;	/* chunks the pool read in the ring (the
+				 * others were copied into their slot) */
+	/* Seconds: the reader's in the writer's read() and waiting for
+	 * room (final once stopped); this thread's waiting for a piece,
+	 * for the workers, and in the sink. */
+	double reading, room_wait, data_wait, pool_wait, sinking;
 	struct stream_report report;
 };
 
@@ -159,8 +172,11 @@ typedef int (*stream_page_sink)(void *ctx, const uint8_t *pages, size_t len);
  * (sequence, flags, lengths, CRC of the stored bytes), decode it through
  * the chain and hand the pages to sink (may be NULL), in order.  A reader
  * thread (started here, stopped before returning: the writer is the
- * caller's again) reads ahead; the pool (a decoding one, started) runs the
- * chain; this thread checks frames and feeds the sink.  A sink may have
+ * caller's again) reads ahead into the ring; the pool (a decoding one,
+ * started) checks each chunk's CRC and runs the chain, reading the stored
+ * bytes where the ring has them (copied out only when they wrap around its
+ * end); this thread checks frames and feeds the sink, which is then all
+ * it copies: without a filter the sink is handed the ring's bytes.  A sink may have
  * been given pages of earlier chunks when a later one is refused.  Every
  * refusal is logged once saying what and where (chunk number, and the
  * stream offset for what this thread checks) and returns -EBADMSG; a

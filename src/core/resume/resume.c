@@ -637,6 +637,7 @@ resume_stream(struct resume *rs)
 	r = stream_decode_all(&rs->c, &rs->pool, &rs->in, &rs->h,
 			      restore ? restore_pages : check_pages, rs);
 	pool_stop(&rs->pool);
+	rs->o->chunks_in_place = rs->in.in_place;
 	if (r < 0 && rs->kernel_refused)
 		return refuse(rs, REFUSAL_ELSEWHERE);
 	if (r == -EBADMSG || r == -EPERM)

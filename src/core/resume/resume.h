@@ -52,6 +52,9 @@ struct resume_options {
 	bool image_left;	/* an image was found and not invalidated */
 	uint64_t pages_handed;	/* to the snapshot device, restored or not */
 	bool restored;		/* the restore happened (the sim's returns) */
+	/* Chunks decoded where the read-ahead ring holds them; the others
+	 * (wrapping around its end, or larger than it) were copied out. */
+	uint64_t chunks_in_place;
 	/* The image's facts, once its header parsed (header_valid). */
 	bool header_valid;
 	bool test_image;	/* written by `hibernate --test` */

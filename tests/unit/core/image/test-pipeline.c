@@ -182,6 +182,9 @@ static struct {
 static pthread_t main_thread;
 /* open_session() sets [torpor] write_thread = yes. */
 static bool write_thread;
+/* And these, when set: no filter at all, and chunk_pages. */
+static bool no_filter;
+static unsigned conf_chunk_pages;
 
 static int
 mw_reserve(uint64_t expected)
@@ -357,6 +360,8 @@ reset(void)
 	memset(&mw, 0, sizeof(mw));
 	main_thread = pthread_self();
 	write_thread = false;
+	no_filter = false;
+	conf_chunk_pages = 0;
 	tx_live = tx_inits = tx_fail_at = 0;
 	tx_cleanups = tx_binding_ok_at_cleanup = 0;
 	tx_info = NULL;
@@ -403,10 +408,12 @@ open_session(struct torpor_session *s, uint64_t pages, unsigned threads)
 	FILE *f = new_config(path, sizeof(path));
 	int r;
 
-	fprintf(f, "[torpor]\nsnapshot = sim:%llu:3\nfilters = tx\n"
+	fprintf(f, "[torpor]\nsnapshot = sim:%llu:3\nfilters = %s\n"
 		   "writer = memw\nthreads = %u\nwrite_thread = %s\n",
-		(unsigned long long)(pages * 4096), threads,
-		write_thread ? "yes" : "no");
+		(unsigned long long)(pages * 4096), no_filter ? "" : "tx",
+		threads, write_thread ? "yes" : "no");
+	if (conf_chunk_pages)
+		fprintf(f, "chunk_pages = %u\n", conf_chunk_pages);
 	fclose(f);
 	r = session_open_config(s, path);
 	unlink(path);
@@ -824,10 +831,45 @@ START_TEST(one_pass_restores_every_page_once)
 END_TEST
 
 /*
+ * The pool reads a chunk's stored bytes where the read-ahead ring holds
+ * them, and copies only those that wrap around its end or do not fit in
+ * it: every page comes back intact whatever the chunk size, with or
+ * without a filter (then the pages handed on are the ring's bytes
+ * themselves), inline or on workers.  _i: chunk_pages 1, 32 or 1024
+ * (4 MiB and its frame: more than the ring, every chunk copied), no
+ * filter (_i % 6 >= 3), two workers (_i < 6) or inline.
+ */
+START_TEST(one_pass_reads_chunks_in_the_ring)
+{
+	static const unsigned sizes[] = { 1, 32, 1024 };
+	const uint64_t pages = 3072;
+	unsigned threads = _i / 6 % 2 ? 0 : 2;
+	uint64_t chunks;
+
+	conf_chunk_pages = sizes[_i % 3];
+	no_filter = _i % 6 >= 3;
+	chunks = (pages + conf_chunk_pages - 1) / conf_chunk_pages;
+	ck_assert_int_eq(hibernate(pages, threads, false), 0);
+	ck_assert_int_eq(resume(pages, threads, RESUME_RESTORE, NULL), 0);
+	ck_assert(last_resume.restored);
+	ck_assert_uint_eq(last_resume.pages_handed, pages);
+	ck_assert_int_eq(progress.calls, chunks);
+	if (conf_chunk_pages == 1024) {
+		ck_assert_uint_eq(last_resume.chunks_in_place, 0);
+	} else {
+		/* The stream is three times the ring: some chunks wrap. */
+		ck_assert_uint_gt(last_resume.chunks_in_place, chunks / 2);
+		ck_assert_uint_lt(last_resume.chunks_in_place, chunks);
+	}
+	ck_assert_int_eq(tx_live, 0);
+}
+END_TEST
+
+/*
  * A chunk refused half-way through the one pass, with pages of earlier
  * chunks already handed to the sim: refused as corrupt, nothing restored,
  * the image neither invalidated nor changed, the writer told through
- * refused().  _i: 0 the data of a middle chunk (its CRC, this thread),
+ * refused().  _i: 0 the data of a middle chunk (its CRC, on a worker),
  * 1 a middle chunk's frame, 2 the last chunk's filter trailer (the chain,
  * on a worker), 3 the last chunk's data.
  */
@@ -1171,6 +1213,7 @@ pipeline_suite(void)
 	tcase_add_test(tc, error_before_invalidation_leaves_image_resumable);
 	tcase_add_loop_test(tc, one_pass_restores_every_page_once, 0, 6);
 	tcase_add_loop_test(tc, one_pass_refuses_a_corrupt_chunk_half_way, 0, 4);
+	tcase_add_loop_test(tc, one_pass_reads_chunks_in_the_ring, 0, 12);
 	tcase_add_test(tc, sim_drops_pages_closed_without_restore);
 	tcase_add_test(tc, stored_bytes_beyond_what_the_writer_holds);
 	tcase_add_loop_test(tc, writer_gets_aligned_whole_units, 0, 6);
