@@ -119,7 +119,7 @@ perf_cycle() {
 	write_mbr "$disk" 2048 $((perf_disk_mib * 2048 - 2048))
 	boot 1 "$perf_mem" "$perf_limit" "$extra"
 	cycle_trouble=$boot_rc
-	guest_early_panic "$logdir/boot1.log" && cycle_trouble=panicked
+	guest_known_oops "$logdir/boot1.log" && cycle_trouble=panicked
 	hib=$boot_secs
 	disk_mib=$(du -k "$disk" | awk '{ printf "%.1f", $1 / 1024 }')
 	token=$(field 1 '^[0-9.]+ MARKER pid=' token)
@@ -138,7 +138,7 @@ perf_cycle() {
 	sync "$disk"
 	boot 2 "$perf_mem" "$perf_limit" "$extra"
 	[ "$boot_rc" = 124 ] && cycle_trouble=124
-	guest_early_panic "$logdir/boot2.log" && cycle_trouble=panicked
+	guest_known_oops "$logdir/boot2.log" && cycle_trouble=panicked
 	has 2 "MARKER-AFTER .*token=$token sum=$sum" ||
 		fail "$mode-$round: boot 2 did not resume the marker"
 	[ "$(disk_state)" = none ] || fail "$mode-$round: the image is still on the disk after the resume"
@@ -226,7 +226,7 @@ perf_cycle_retried() {
 	perf_cycle "$1" "$2"
 	case "$cycle_trouble" in
 	124) why="a boot timed out" ;;
-	panicked) why="the kernel oopsed before user space started" ;;
+	panicked) why="the kernel oopsed before user space started, or took an int3 in its own text" ;;
 	*) return 0 ;;
 	esac
 	local d=$logdir/$perf_kernel/smp$vm_smp$perf_tag/$1-$2
@@ -252,6 +252,31 @@ perf_median() {
 			if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
 		x = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 		print k ~ /pages|threads/ ? sprintf("%.0f", x) : k == "stored" ? sprintf("%.1f", x) : sprintf("%.3f", x)
+	}' "$records"
+}
+
+# perf_round_ratios SIDE: torpor's best chain ÷ the kernel's best mode in
+# each round, as "median (min–max over N rounds)" ("-": no round has
+# both).
+perf_round_ratios() {
+	awk -v side="$1" -v torpor=" $(echo $perf_torpor) " '{
+		v = "-";
+		for (i = 3; i <= NF; i++) {
+			split($i, kv, "=");
+			if (kv[1] == side) v = kv[2];
+		}
+		if (v == "-") next;
+		kernel = ($1 ~ /^kernel/);
+		if (!kernel && index(torpor, " " $1 " ") == 0) next;
+		if (kernel && (!($2 in bk) || v + 0 < bk[$2])) bk[$2] = v + 0;
+		if (!kernel && (!($2 in bt) || v + 0 < bt[$2])) bt[$2] = v + 0;
+	} END {
+		for (r in bt) if ((r in bk) && bk[r] > 0) x[n++] = bt[r] / bk[r];
+		if (n == 0) { print "-"; exit }
+		for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
+			if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
+		m = n % 2 ? x[(n - 1) / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+		printf "%.2f (%.2f–%.2f over %d rounds)\n", m, x[0], x[n - 1], n
 	}' "$records"
 }
 
@@ -288,7 +313,7 @@ perf_table() {
 	for side in hib res; do
 		best_t=$(for m in $perf_torpor; do perf_median "$m" "$side"; done | grep -v '^-' | sort -n | head -n1)
 		best_k=$(for m in kernel kernel-lz4 kernel-nocomp; do perf_median "$m" "$side"; done | grep -v '^-' | sort -n | head -n1)
-		echo "best torpor ÷ best kernel ($side): $(perf_div "${best_t:--}" "${best_k:--}")"
+		echo "best torpor ÷ best kernel ($side): $(perf_div "${best_t:--}" "${best_k:--}") of the medians; per round $(perf_round_ratios "$side")"
 	done
 	echo
 	echo "torpor phases (medians, seconds)"
