@@ -408,9 +408,8 @@ reader_main(void *arg)
 		uint64_t k = in->read_pieces, off = k * STREAM_IO_SIZE;
 		size_t n = in->end - off < STREAM_IO_SIZE ?
 			(size_t)(in->end - off) : STREAM_IO_SIZE;
-		int r;
-
 		double t0 = clock_now();
+		int r;
 
 		if (k - in->freed_pieces >= STREAM_READ_PIECES) {
 			pthread_cond_wait(&in->room, &in->lock);
