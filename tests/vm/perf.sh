@@ -295,7 +295,7 @@ perf_table() {
 	khib=$(perf_median kernel hib)
 	kres=$(perf_median kernel res)
 	kpages=$(perf_median kernel pages)
-	echo "perf: kernel $(cat "$guest/kernel.release") ($perf_kernel): medians of $perf_rounds rounds (seconds, host clock), -smp $vm_smp, -m $perf_mem, marker $perf_marker MiB${perf_fill:+ ($perf_fill)}, TCG, swap partition; cycles rerun after a guest stopped, so far: $perf_retries"
+	echo "perf: kernel $(cat "$guest/kernel.release") ($perf_kernel): medians of $perf_rounds rounds (seconds, host clock), -smp $vm_smp, -cpu $vm_cpu, -m $perf_mem, marker $perf_marker MiB${perf_fill:+ ($perf_fill)}, TCG, swap partition; cycles rerun after a guest stopped, so far: $perf_retries"
 	printf '%-14s %9s %9s %9s %8s %8s %8s %8s %8s %8s\n' mode hibernate resume restore \
 		'hib/kLZO' 'res/kLZO' pages 'Δpages' 'hdr-pg' 'MiB'
 	for m in $perf_modes; do
