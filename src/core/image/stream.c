@@ -506,15 +506,21 @@ wait_piece(struct stream_in *in, uint64_t k)
 	return r;
 }
 
-/*
- * The reader may reuse the room of every piece before the position and
- * before in->held (the frame of the oldest chunk in the pool, whose
- * stored bytes the workers may read from the ring until it is collected).
- */
+/* Where the ring must still hold the stream from: the position, or
+ * before it in->held (the frame of the oldest chunk in the pool, whose
+ * stored bytes the workers may read from the ring until it is
+ * collected). */
+static uint64_t
+kept_from(const struct stream_in *in)
+{
+	return in->pos < in->held ? in->pos : in->held;
+}
+
+/* The reader may reuse the room of every piece before kept_from(). */
 static void
 release_pieces(struct stream_in *in)
 {
-	uint64_t k = (in->pos < in->held ? in->pos : in->held) / STREAM_IO_SIZE;
+	uint64_t k = kept_from(in) / STREAM_IO_SIZE;
 
 	if (k <= in->freed)
 		return;
@@ -568,7 +574,7 @@ static const uint8_t *
 stream_in_borrow(struct stream_in *in, size_t len, int *ret)
 {
 	const size_t ring = (size_t)STREAM_READ_PIECES * STREAM_IO_SIZE;
-	uint64_t from = in->pos < in->held ? in->pos : in->held;
+	uint64_t from = kept_from(in);
 	size_t at = (size_t)(in->pos % ring);
 	const uint8_t *p;
 
