@@ -255,11 +255,11 @@ perf_median() {
 	}' "$records"
 }
 
-# perf_round_ratios SIDE: torpor's best chain ÷ the kernel's best mode in
-# each round, as "median (min–max over N rounds)" ("-": no round has
-# both).
+# perf_round_ratios SIDE: torpor's best chain ÷ the kernel's best mode
+# (the modes named kernel*) in each round, as "median (min–max over N
+# rounds)" ("-": no round has both).
 perf_round_ratios() {
-	awk -v side="$1" -v torpor=" $(echo $perf_torpor) " '{
+	awk -v side="$1" '{
 		v = "-";
 		for (i = 3; i <= NF; i++) {
 			split($i, kv, "=");
@@ -267,7 +267,6 @@ perf_round_ratios() {
 		}
 		if (v == "-") next;
 		kernel = ($1 ~ /^kernel/);
-		if (!kernel && index(torpor, " " $1 " ") == 0) next;
 		if (kernel && (!($2 in bk) || v + 0 < bk[$2])) bk[$2] = v + 0;
 		if (!kernel && (!($2 in bt) || v + 0 < bt[$2])) bt[$2] = v + 0;
 	} END {
