@@ -62,6 +62,9 @@ struct bench {
 	char work[4096];	/* our temporary directory */
 	char conf[4200], image[4200], pass[4200], keys[4200];
 	bool keys_made;
+	/* The sim's pages made beforehand (snapshot_sim_premake()), in
+	 * seconds; < 0: generated while measured. */
+	double premade_s;
 };
 
 /* The target's own rates (O_DIRECT unless direct is false). */
@@ -587,6 +590,11 @@ print_table(const struct bench *b, const struct chain_result *res,
 	       b->device ? b->device : b->dir,
 	       dev->direct ? "O_DIRECT" : "page cache", dev->write_mib_s,
 	       dev->read_mib_s);
+	if (b->premade_s >= 0)
+		printf("sim pages made beforehand (%.1f s), not while measured\n",
+		       b->premade_s);
+	else
+		printf("sim pages made while measured (not enough memory to make them beforehand)\n");
 	printf("%-22s %-9s %7s %6s %6s %7s %7s %5s %7s %7s %7s %6s %7s %5s %7s\n",
 	       "chain", "side", "MiB/s", "stored", "RSS", "loop1", "loopN",
 	       "N/1", "source", "device", "limit", "/limit", "cpuMiB", "work",
@@ -639,9 +647,12 @@ print_json(const struct bench *b, const struct chain_result *res,
 	size_t i;
 
 	printf("{\n  \"size\": %" PRIu64 ",\n  \"threads\": %u,\n  \"cpus\": %u,\n"
+	       "  \"sim_pages_premade\": %s,\n"
 	       "  \"target\": \"%s\",\n  \"device\": {\"direct\": %s, "
 	       "\"write_mib_s\": %.3f, \"read_mib_s\": %.3f},\n  \"chains\": [\n",
-	       b->size, b->threads, b->cpus, b->device ? "device" : "file",
+	       b->size, b->threads, b->cpus,
+	       b->premade_s >= 0 ? "true" : "false",
+	       b->device ? "device" : "file",
 	       dev->direct ? "true" : "false", dev->write_mib_s,
 	       dev->read_mib_s);
 	for (i = 0; i < b->n_chains; i++) {
@@ -827,6 +838,35 @@ default_chain_set(struct bench *b)
 	}
 }
 
+/*
+ * The sim's pages, made once before any measurement when memory allows
+ * (half of MemAvailable at most): the pipeline then takes them at memory
+ * speed, as it takes the kernel's from /dev/snapshot, instead of sharing
+ * its CPUs with the generator.
+ */
+static void
+premake_pages(struct bench *b)
+{
+	double t0 = clock_now();
+	int r;
+
+	b->premade_s = -1;
+	if (b->size > proc_meminfo("MemAvailable") / 2) {
+		log_notice("bench: %" PRIu64 " MiB is more than half the available memory: the sim makes its pages while measured",
+			   b->size >> 20);
+		return;
+	}
+	if (b->tty)
+		fprintf(stderr, "bench: making the sim's pages\n");
+	r = snapshot_sim_premake(b->size, BENCH_SEED);
+	if (r < 0) {
+		log_notice("bench: cannot make the sim's pages beforehand (%s): it makes them while measured",
+			   strerror(-r));
+		return;
+	}
+	b->premade_s = clock_now() - t0;
+}
+
 static int
 bench_run(struct bench *b)
 {
@@ -835,6 +875,7 @@ bench_run(struct bench *b)
 	size_t i;
 	int r, failed = 0;
 
+	premake_pages(b);
 	r = setup_work(b);
 	if (r >= 0) {
 		if (b->tty)
@@ -845,6 +886,7 @@ bench_run(struct bench *b)
 		if (run_chain(b, b->chains[i], &res[i]) < 0)
 			failed++;
 	cleanup_work(b);
+	snapshot_sim_premade_drop();
 	if (r < 0)
 		return EXIT_FAILURE;
 	if (b->json)

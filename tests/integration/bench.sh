@@ -33,6 +33,8 @@ need(d.get("size") == 16 << 20, "size is 16 MiB")
 need(d.get("threads") == threads, "threads")
 need(isinstance(d.get("cpus"), int) and 1 <= d["cpus"] <= threads + 1, "cpus")
 need(d.get("target") == "file", "target")
+# 16 MiB fits in memory: the sim's pages are made before the measurements.
+need(d.get("sim_pages_premade") is True, "sim_pages_premade")
 dev = d.get("device", {})
 need(isinstance(dev.get("direct"), bool), "device.direct")
 for k in ("write_mib_s", "read_mib_s"):
@@ -78,6 +80,7 @@ check_json "$WORK/bench.json" "$chain" 2 || fail "bench --json: figures"
 t_run table bench --size 16M --chain "$chain" --threads 1 --dir "$WORK"
 expect_rc 0 "bench (table)"
 expect_out "^torpor bench: sim 16 MiB, 1 thread, " "table heading"
+expect_out "^sim pages made beforehand " "table: the sim's pages premade"
 expect_out "^$chain +hibernate " "table: the hibernate row"
 expect_out "^ +resume " "table: the resume row"
 

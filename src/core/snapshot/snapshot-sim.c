@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -719,6 +720,11 @@ struct sim_snapshot {
 	uint8_t kinds[RUN_BLOCK];
 	uint8_t *scratch;	/* one page */
 	struct sim_library *lib;	/* of seed, made at the first page */
+	/* Pages batch_first.. of the premade image (snapshot_sim_premake()),
+	 * batch_pages of them. */
+	uint8_t *batch;
+	uint64_t batch_first, batch_pages;
+	uint64_t premade_served;	/* pages taken from it */
 };
 
 static const struct snapshot_ops sim_ops;
@@ -775,6 +781,118 @@ sim_fill(struct sim_snapshot *m, uint64_t page, void *buf)
 	generate_kind(m->seed, page,
 		      (enum sim_page_kind)m->kinds[(page - 1) % RUN_BLOCK],
 		      m->lib, buf);
+}
+
+/*
+ * torpor bench's premade image: pages 1.. of one image (size, seed), made
+ * once by the generator into a memfd before the bench forks the processes
+ * it measures.  A sim of that image then hands those pages out and
+ * compares with them at memory speed, and the bench measures torpor more
+ * than the generator.  The pages are the generator's, byte for byte.
+ */
+static struct {
+	int fd;
+	uint64_t size, seed;
+} premade = { .fd = -1 };
+
+/* Premade pages come in by pread() this many at a time. */
+#define PREMADE_BATCH	16
+
+/* Page `page` of the premade image, or NULL: not premade, not this image,
+ * or it could not be read (the generator makes it then).  The pages come
+ * by pread() into a small buffer: the memfd's pages never join this
+ * process's resident set, so the RSS the bench reports is torpor's. */
+static const uint8_t *
+premade_page(struct sim_snapshot *m, uint64_t page)
+{
+	uint64_t n;
+
+	if (premade.fd < 0 || page == 0 || page >= m->pages ||
+	    m->size != premade.size || m->seed != premade.seed)
+		return NULL;
+	if (m->batch_pages && page >= m->batch_first &&
+	    page < m->batch_first + m->batch_pages)
+		return m->batch + (page - m->batch_first) * SIM_PAGE_SIZE;
+	if (!m->batch) {
+		m->batch = malloc((size_t)PREMADE_BATCH * SIM_PAGE_SIZE);
+		if (!m->batch)
+			return NULL;
+	}
+	n = m->pages - page < PREMADE_BATCH ? m->pages - page : PREMADE_BATCH;
+	if (pread(premade.fd, m->batch, n * SIM_PAGE_SIZE,
+		  (off_t)(page * SIM_PAGE_SIZE)) != (ssize_t)(n * SIM_PAGE_SIZE)) {
+		m->batch_pages = 0;
+		return NULL;
+	}
+	m->batch_first = page;
+	m->batch_pages = n;
+	return m->batch;
+}
+
+/* Page `page` of this image: the premade one, or made into buf. */
+static const uint8_t *
+sim_page(struct sim_snapshot *m, uint64_t page, uint8_t *buf)
+{
+	const uint8_t *p = premade_page(m, page);
+
+	if (p) {
+		m->premade_served++;
+		return p;
+	}
+	sim_fill(m, page, buf);
+	return buf;
+}
+
+int
+snapshot_sim_premake(uint64_t size, uint64_t seed)
+{
+	struct sim_snapshot m = { .size = size, .seed = seed };
+	uint8_t *map;
+	int fd, r = 0;
+
+	if (size == 0 || size % SIM_PAGE_SIZE != 0)
+		return -EINVAL;
+	snapshot_sim_premade_drop();
+	fd = memfd_create("torpor-sim-pages", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		r = -errno;
+		goto fail;
+	}
+	/* Reserve the pages first: a store into one the memory cannot
+	 * give would be a SIGBUS. */
+	r = fallocate(fd, 0, 0, (off_t)size) < 0 ? -errno : 0;
+	for (uint64_t p = 1; r == 0 && p < size / SIM_PAGE_SIZE; p++) {
+		sim_fill(&m, p, map + p * SIM_PAGE_SIZE);
+		if (p % 256 == 255)
+			madvise(map + (p - 255) * SIM_PAGE_SIZE,
+				256 * SIM_PAGE_SIZE, MADV_DONTNEED);
+	}
+	library_free(m.lib);
+	munmap(map, size);
+	if (r < 0)
+		goto fail;
+	premade.fd = fd;
+	premade.size = size;
+	premade.seed = seed;
+	return 0;
+fail:
+	close(fd);
+	return r;
+}
+
+void
+snapshot_sim_premade_drop(void)
+{
+	if (premade.fd >= 0)
+		close(premade.fd);
+	premade.fd = -1;
 }
 
 static int
@@ -844,6 +962,7 @@ static ssize_t
 do_read_page(struct snapshot *s, void *buf)
 {
 	struct sim_snapshot *m = to_sim(s);
+	const uint8_t *p;
 
 	if (s->mode != SNAPSHOT_MODE_HIBERNATE)
 		return -EBADF;
@@ -851,7 +970,9 @@ do_read_page(struct snapshot *s, void *buf)
 		return -ENODATA;
 	if (m->next_read >= m->pages)
 		return 0;
-	sim_fill(m, m->next_read++, buf);
+	p = sim_page(m, m->next_read++, buf);
+	if (p != buf)
+		memcpy(buf, p, SIM_PAGE_SIZE);
 	return SIM_PAGE_SIZE;
 }
 
@@ -935,8 +1056,7 @@ do_write_page(struct snapshot *s, const void *buf)
 			return r;
 		}
 	}
-	sim_fill(m, page, m->scratch);
-	if (memcmp(buf, m->scratch, SIM_PAGE_SIZE) != 0) {
+	if (memcmp(buf, sim_page(m, page, m->scratch), SIM_PAGE_SIZE) != 0) {
 		remember_mismatch(m, page);
 		m->refused = true;
 		return -EPERM;
@@ -1210,6 +1330,7 @@ sim_close(struct snapshot *s)
 	pthread_mutex_destroy(&m->transition);
 	free(m->swap.bad);
 	library_free(m->lib);
+	free(m->batch);
 	free(m->scratch);
 	free(m);
 }
@@ -1347,4 +1468,14 @@ snapshot_sim_open(const char *spec, enum snapshot_mode mode,
 	}
 	*ret = &m->s;
 	return 0;
+}
+
+uint64_t
+sim_premade_served(const struct snapshot *s)
+{
+	const struct sim_snapshot *m = (const struct sim_snapshot *)s;
+
+	if (!s || (s->dev ? s->dev : s->ops) != &sim_ops)
+		return 0;
+	return m->premade_served;
 }

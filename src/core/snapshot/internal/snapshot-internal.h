@@ -129,6 +129,10 @@ void sim_generate_header(uint64_t seed, uint64_t size, const char *release,
  */
 int sim_first_mismatch(const struct snapshot *s, uint64_t *ret_page);
 
+/* The pages a sim took from the premade image (snapshot_sim_premake())
+ * instead of generating them; 0 when s is not a sim. */
+uint64_t sim_premade_served(const struct snapshot *s);
+
 /* How the last cycle left a hibernate-mode sim: "poweroff", "reboot",
  * "suspend", or NULL (not yet, or s is not a sim). */
 const char *sim_after(const struct snapshot *s);

@@ -37,6 +37,9 @@ open_ok(const char *spec, enum snapshot_mode mode)
 	return s;
 }
 
+/* How many pages read_image() took from a premade image. */
+static uint64_t read_image_premade;
+
 /* The whole image of a hibernate-mode sim, read the way the cycle does. */
 static uint8_t *
 read_image(const char *spec, uint64_t *ret_pages)
@@ -59,6 +62,7 @@ read_image(const char *spec, uint64_t *ret_pages)
 	ck_assert_int_eq(s->ops->read_page(s, probe), 0);
 	ck_assert_int_eq(s->ops->free_image(s), 0);
 	ck_assert_int_eq(s->ops->unfreeze(s), 0);
+	read_image_premade = sim_premade_served(s);
 	snapshot_close(s);
 	*ret_pages = bytes / PAGE;
 	return img;
@@ -552,6 +556,58 @@ START_TEST(test_flipped_byte)
 }
 END_TEST
 
+/*
+ * torpor bench's premade pages are the generator's, byte for byte: read
+ * with them is the image read without; handed back, they are checked as
+ * strictly (a flipped byte refused at its page); another image's sim still
+ * generates its own.  The bench then measures the pipeline, not a
+ * different image.
+ */
+START_TEST(test_premade_pages)
+{
+	uint64_t n, n2, m, at;
+	uint8_t *want = read_image("sim:4M:9", &n), *got, *other;
+	struct snapshot *s;
+	char *err;
+
+	ck_assert_int_eq(snapshot_sim_premake(4 << 20, 9), 0);
+	got = read_image("sim:4M:9", &n2);
+	ck_assert_uint_eq(n2, n);
+	ck_assert_uint_eq(read_image_premade, n - 1);
+	ck_assert_int_eq(memcmp(got, want, n * PAGE), 0);
+	other = read_image("sim:4M:10", &m);
+	ck_assert_uint_eq(m, n);
+	ck_assert_uint_eq(read_image_premade, 0);
+	ck_assert_int_ne(memcmp(other + PAGE, want + PAGE, (n - 1) * PAGE), 0);
+
+	s = open_ok("sim", SNAPSHOT_MODE_RESUME);
+	ck_assert_int_eq(s->ops->freeze(s), 0);
+	ck_assert_int_eq(hand_back(s, got, n), PAGE);
+	ck_assert_uint_eq(s->pages_verified, n);
+	/* every page but the header was checked against the premade one */
+	ck_assert_uint_eq(sim_premade_served(s), n - 1);
+	ck_assert_int_eq(s->ops->atomic_restore(s), 0);
+	snapshot_close(s);
+
+	got[777 * PAGE + 4000] ^= 1;
+	s = open_ok("sim:4M:9", SNAPSHOT_MODE_RESUME);
+	ck_assert_int_eq(s->ops->freeze(s), 0);
+	capture_start();
+	ck_assert_int_eq(hand_back(s, got, n), -EPERM);
+	err = capture_end(logged, sizeof(logged));
+	ck_assert_msg(strstr(err, "page 777 differs from the simulated image"),
+		      "logged: %s", err);
+	ck_assert_int_eq(sim_first_mismatch(s, &at), 1);
+	ck_assert_uint_eq(at, 777);
+	snapshot_close(s);
+
+	snapshot_sim_premade_drop();
+	free(want);
+	free(got);
+	free(other);
+}
+END_TEST
+
 /* The batch calls (readv() and writev() with the kernel) keep the
  * one-page calls' contract: the same pages, a short batch at the end or
  * at a refused page, and then the one call that says why. */
@@ -1019,6 +1075,7 @@ snapshot_sim_suite(void)
 	tcase_add_test(tc, test_one_call_at_a_time);
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_batches);
+	tcase_add_test(tc, test_premade_pages);
 	tcase_add_test(tc, test_flipped_byte);
 	tcase_add_test(tc, test_incomplete);
 	tcase_add_test(tc, test_header_mismatch);
