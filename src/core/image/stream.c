@@ -265,13 +265,17 @@ static int
 write_collected(struct pool *pool, struct stream_out *out, uint64_t total,
 		uint64_t *raw)
 {
+	double t0 = clock_now();
 	struct pool_slot *s = pool_collect(pool);
 	int r;
 
+	out->pool_wait += clock_now() - t0;
 	if (s->err < 0)
 		return s->err;
+	t0 = clock_now();
 	r = stream_out_chunk(out, s->info.sequence, s->info.flags,
 			     s->info.raw_len, s->res, s->out_len, s->crc);
+	out->framing += clock_now() - t0;
 	if (r < 0)
 		return r;
 	*raw += s->info.raw_len;
@@ -304,6 +308,7 @@ encode_chunks(const struct chain *c, struct pool *pool,
 	      stream_page_source source, void *ctx)
 {
 	uint64_t seq, pages_left = h->page_count, raw = 0;
+	double t0;
 	int r;
 
 	out->crc_seed = chunk_crc_seed(h->uuid);
@@ -320,7 +325,9 @@ encode_chunks(const struct chain *c, struct pool *pool,
 				return r;
 		}
 		slot = pool_next(pool);
+		t0 = clock_now();
 		r = source(ctx, slot->in, want, &n);
+		out->sourcing += clock_now() - t0;
 		if (r < 0)
 			return r;
 		if (n != want)
@@ -332,7 +339,9 @@ encode_chunks(const struct chain *c, struct pool *pool,
 		slot->info.sequence = seq;
 		slot->info.flags = seq + 1 == h->chunk_count ? TORPOR_CHUNK_LAST : 0;
 		slot->info.raw_len = (uint32_t)slot->in_len;
+		t0 = clock_now();
 		pool_submit(pool);
+		out->submitting += clock_now() - t0;
 	}
 	while (pool_pending(pool)) {
 		r = write_collected(pool, out, h->chunk_count, &raw);
@@ -353,9 +362,14 @@ stream_encode_all(const struct chain *c, struct pool *pool,
 	if (r < 0)
 		return r;
 	out->writing = out->blocked = 0;
+	out->sourcing = out->submitting = out->pool_wait = out->framing = 0;
 	out->writes = 0;
 	r = encode_chunks(c, pool, out, h, source, ctx);
 	stream_out_stop(out);
+	log_info("this thread: %.3f s taking pages from the source, %.3f s handing chunks to the pool%s, %.3f s waiting for the workers, %.3f s framing chunks (waits for the writer included)",
+		 out->sourcing, out->submitting,
+		 pool->n_threads ? "" : " (the chain and the CRC, inline)",
+		 out->pool_wait, out->framing);
 	log_info("%u writes: %.3f s in the writer's write(), %.3f s of them waited for%s",
 		 out->writes, out->writing, out->blocked,
 		 out->stack ? " (writer thread)" : "");

@@ -64,6 +64,11 @@ struct stream_out {
 	 * could save, and what it did not. */
 	double writing, blocked;
 	unsigned writes;
+	/* stream_encode_all()'s thread: seconds taking pages from the
+	 * source, handing chunks to the pool (the chain and the CRC, when
+	 * the pool runs inline), waiting for the workers, and framing
+	 * (`blocked` included). */
+	double sourcing, submitting, pool_wait, framing;
 	/* The writer thread of stream_encode_all() (stream_out_init()'s
 	 * thread): it writes one buffer while the other is filled, so that
 	 * the filling goes on during the I/O.  Shared with it, under lock: */
