@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
 #include "bench.h"
 #include "chain.h"
@@ -106,16 +105,6 @@ pass_main(void *arg)
 		}
 	}
 	return NULL;
-}
-
-double
-bench_thread_cpu(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
-		return 0;
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* The batch through the chain on `threads` threads (1: this one); the
@@ -271,7 +260,7 @@ static int
 read_batch(struct loop *l, uint64_t *chunk, uint64_t *pages_left)
 {
 	struct batch *bt = &l->bt;
-	double t0 = clock_now(), c0 = bench_thread_cpu();
+	double t0 = clock_now(), c0 = clock_thread_cpu();
 	uint64_t p, n;
 	unsigned i;
 
@@ -295,7 +284,7 @@ read_batch(struct loop *l, uint64_t *chunk, uint64_t *pages_left)
 	}
 	bt->n = i;
 	l->t_read += clock_now() - t0;
-	l->c_read += bench_thread_cpu() - c0;
+	l->c_read += clock_thread_cpu() - c0;
 	return 0;
 }
 
@@ -304,7 +293,7 @@ static int
 write_batch(struct loop *l)
 {
 	struct batch *bt = &l->bt;
-	double t0 = clock_now(), c0 = bench_thread_cpu();
+	double t0 = clock_now(), c0 = clock_thread_cpu();
 	unsigned i;
 	size_t at;
 
@@ -318,7 +307,7 @@ write_batch(struct loop *l)
 						       (unsigned long long)bt->info[i].sequence);
 		}
 	l->t_write += clock_now() - t0;
-	l->c_write += bench_thread_cpu() - c0;
+	l->c_write += clock_thread_cpu() - c0;
 	return 0;
 }
 
@@ -330,13 +319,13 @@ codec_batch(struct loop *l)
 	int k;
 
 	/* One thread runs on this one: its CPU time is the codec's. */
-	c[0] = bench_thread_cpu();
+	c[0] = clock_thread_cpu();
 	t[0] = run_pass(l, true, 1);
-	c[1] = bench_thread_cpu();
+	c[1] = clock_thread_cpu();
 	t[1] = run_pass(l, true, l->threads);
-	c[2] = bench_thread_cpu();
+	c[2] = clock_thread_cpu();
 	t[2] = run_pass(l, false, 1);
-	c[3] = bench_thread_cpu();
+	c[3] = clock_thread_cpu();
 	t[3] = run_pass(l, false, l->threads);
 	l->c_enc += c[1] - c[0];
 	l->c_dec += c[3] - c[2];

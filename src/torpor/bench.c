@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -156,18 +155,6 @@ struct stream_timer {
 	unsigned shown;		/* twentieths printed */
 };
 
-/* CPU seconds of this process, every thread (user and system). */
-static double
-process_cpu(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru) < 0)
-		return 0;
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
 static void
 timer_progress(void *ctx, const struct stream_progress *p)
 {
@@ -178,11 +165,11 @@ timer_progress(void *ctx, const struct stream_progress *p)
 
 	if (t->calls++ == 0) {
 		t->t_first = now;
-		t->cpu_first = process_cpu();
+		t->cpu_first = clock_process_cpu();
 		t->raw_first = p->raw_bytes;
 	}
 	t->t_last = now;
-	t->cpu_last = process_cpu();
+	t->cpu_last = clock_process_cpu();
 	t->raw_last = p->raw_bytes;
 	t->stored_last = p->stored_bytes;
 	if (t->b->tty && tw != t->shown) {

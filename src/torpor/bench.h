@@ -15,9 +15,6 @@ struct bench_loop {
 	double enc1_cpu, dec1_cpu, src_read_cpu, src_write_cpu;
 };
 
-/* CPU seconds of this thread. */
-double bench_thread_cpu(void);
-
 /*
  * Read every page of the configuration's sim image in batches; run each
  * batch through the chain's encode on one thread, then on `threads`

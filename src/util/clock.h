@@ -6,4 +6,12 @@
  * rate and deadline of torpor is measured with. */
 double clock_now(void);
 
+/* CPU seconds the calling thread has run (CLOCK_THREAD_CPUTIME_ID); 0
+ * when unknown. */
+double clock_thread_cpu(void);
+
+/* CPU seconds, user and system, this process has run (all its threads,
+ * getrusage()); 0 when unknown. */
+double clock_process_cpu(void);
+
 #endif

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "crc32c.h"
 #include "log.h"
 #include "pool.h"
@@ -85,6 +86,7 @@ worker_main(void *arg)
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		struct pool_slot *s;
+		double c0;
 
 		while (!p->stop && p->taken == p->filled)
 			pthread_cond_wait(&p->work, &p->lock);
@@ -93,8 +95,11 @@ worker_main(void *arg)
 		s = &p->slots[p->taken++ % p->n_slots];
 		s->state = SLOT_BUSY;
 		pthread_mutex_unlock(&p->lock);
+		c0 = clock_thread_cpu();
 		run_slot(p, w, s);
+		c0 = clock_thread_cpu() - c0;
 		pthread_mutex_lock(&p->lock);
+		p->busy_cpu += c0;
 		s->state = SLOT_DONE;
 		pthread_cond_broadcast(&p->done);
 	}

@@ -67,6 +67,9 @@ struct pool {
 	 * stream before the first chunk is submitted. */
 	bool crc;
 	uint32_t crc_seed;
+	/* CPU seconds the worker threads spent running chunks (their
+	 * thread CPU clock, under lock). */
+	double busy_cpu;
 	bool stop;
 	pthread_mutex_t lock;
 	pthread_cond_t work;
