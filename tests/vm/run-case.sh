@@ -192,14 +192,16 @@ files+=(-f "$conf=/etc/torpor/torpor.conf")
 if [ "$case_name" = perf ]; then
 	# One guest for every mode: each chain's configuration is in it,
 	# picked on the kernel command line (torpor.conf=NAME); NAME-wt:
-	# the same chain written on the writer thread; lz4-aN: lz4 with
-	# [lz4] acceleration = N.
-	for f in lz4 lzo none lz4-wt none-wt lz4-a4 lz4-a16; do
+	# the same chain written on the writer thread; NAME-c128: with
+	# chunk_pages = 128; lz4-aN: lz4 with [lz4] acceleration = N.
+	for f in lz4 lzo none lz4-wt none-wt lz4-a4 lz4-a16 none-c128 \
+		 lz4-a16-c128; do
 		c=${f%-wt} extra= section=
-		[ "$c" = none ] && c=
 		[ "$f" != "${f%-wt}" ] && extra="write_thread = yes"
-		case "$f" in
-		lz4-a*) c=lz4 section=$(printf '[lz4]\nacceleration = %s' "${f#lz4-a}") ;;
+		[ "$f" != "${f%-c128}" ] && c=${f%-c128} extra="chunk_pages = 128"
+		[ "$c" = none ] && c=
+		case "$c" in
+		lz4-a*) section=$(printf '[lz4]\nacceleration = %s' "${c#lz4-a}") c=lz4 ;;
 		esac
 		write_conf "$guest/perf-$f.conf" "$c" "$extra" "$section"
 		files+=(-f "$guest/perf-$f.conf=/etc/torpor/perf-$f.conf")
