@@ -581,7 +581,7 @@ print_table(const struct bench *b, const struct chain_result *res,
 		printf("sim pages made beforehand (%.1f s), not while measured\n",
 		       b->premade_s);
 	else
-		printf("sim pages made while measured (not enough memory to make them beforehand)\n");
+		printf("sim pages made while measured (they could not be made beforehand)\n");
 	printf("%-22s %-9s %7s %6s %6s %7s %7s %5s %7s %7s %7s %6s %7s %5s %7s\n",
 	       "chain", "side", "MiB/s", "stored", "RSS", "loop1", "loopN",
 	       "N/1", "source", "device", "limit", "/limit", "cpuMiB", "work",

@@ -20,7 +20,7 @@ expect_err "^torpor: [1-9][0-9]* writes: $num s in the writer's write\(\), $num 
 	"hibernate -v: the time spent in the writer's write() calls"
 expect_err "^torpor: this thread: $num s taking pages from the source, $num s handing chunks to the pool( \(the chain and the CRC, inline\))?, $num s waiting for the workers, $num s framing chunks \(waits for the writer included\)\$" \
 	"hibernate -v: where the streaming thread's time went"
-expect_err "^torpor: CPU over the stream's $num s: the process $num s, this thread $num s, [0-9]+ worker threads? $num s running chunks\$" \
+expect_err "^torpor: CPU over the stream's $num s: the process $num s, this thread $num s, [0-9]+ worker threads? $num s\$" \
 	"hibernate -v: the stream's CPU time"
 expect_err "^hibernate \(this process\): phases \(s\): program-start $num, start-up $num, .*power-off $num, resumed $num\$" \
 	"hibernate -v: its own phases once back"

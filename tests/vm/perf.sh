@@ -24,6 +24,9 @@
 #   lz4-wt none-wt the same with [torpor] write_thread = yes (not among
 #                  the default modes: ask for them in TORPOR_VM_PERF_MODES)
 #   lz4-a4 lz4-a16 lz4 with [lz4] acceleration = 4 or 16
+#   none-c128 lz4-a16-c128
+#                  the same with chunk_pages = 128 (not among the
+#                  default modes)
 #   MODE-d         a torpor MODE through torpord, started (and so its
 #                  cycle prepared) before the trigger: `torpor hibernate`
 #                  is its client (as systemctl hibernate finds it); the

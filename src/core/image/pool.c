@@ -7,7 +7,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "crc32c.h"
 #include "log.h"
 #include "pool.h"
@@ -86,7 +85,6 @@ worker_main(void *arg)
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		struct pool_slot *s;
-		double c0;
 
 		while (!p->stop && p->taken == p->filled)
 			pthread_cond_wait(&p->work, &p->lock);
@@ -95,11 +93,8 @@ worker_main(void *arg)
 		s = &p->slots[p->taken++ % p->n_slots];
 		s->state = SLOT_BUSY;
 		pthread_mutex_unlock(&p->lock);
-		c0 = clock_thread_cpu();
 		run_slot(p, w, s);
-		c0 = clock_thread_cpu() - c0;
 		pthread_mutex_lock(&p->lock);
-		p->busy_cpu += c0;
 		s->state = SLOT_DONE;
 		pthread_cond_broadcast(&p->done);
 	}
@@ -403,6 +398,22 @@ const struct pool_slot *
 pool_oldest(const struct pool *p)
 {
 	return &p->slots[p->collected % p->n_slots];
+}
+
+double
+pool_workers_cpu(const struct pool *p)
+{
+	double sum = 0;
+
+	for (unsigned i = 0; i < p->n_threads; i++) {
+		struct timespec ts;
+		clockid_t id;
+
+		if (pthread_getcpuclockid(p->threads[i], &id) == 0 &&
+		    clock_gettime(id, &ts) == 0)
+			sum += (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	}
+	return sum;
 }
 
 struct pool_slot *

@@ -67,9 +67,6 @@ struct pool {
 	 * stream before the first chunk is submitted. */
 	bool crc;
 	uint32_t crc_seed;
-	/* CPU seconds the worker threads spent running chunks (their
-	 * thread CPU clock, under lock). */
-	double busy_cpu;
 	bool stop;
 	pthread_mutex_t lock;
 	pthread_cond_t work;
@@ -139,6 +136,10 @@ const struct pool_slot *pool_oldest(const struct pool *p);
 /* Wait for the oldest submitted chunk and return its slot, whose result
  * (slot->err, out, out_len) the caller uses before the next call. */
 struct pool_slot *pool_collect(struct pool *p);
+
+/* CPU seconds the running worker threads have used so far, together
+ * (their thread CPU clocks); 0 inline. */
+double pool_workers_cpu(const struct pool *p);
 
 /* The online CPUs (1 to 64).  session_threads() makes `threads = 0` in the
  * configuration one worker per CPU, or none with a single CPU. */

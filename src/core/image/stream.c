@@ -368,7 +368,7 @@ stream_encode_all(const struct chain *c, struct pool *pool,
 	t0 = clock_now();
 	cpu0 = clock_process_cpu();
 	thread0 = clock_thread_cpu();
-	busy0 = pool->busy_cpu;
+	busy0 = pool_workers_cpu(pool);
 	r = encode_chunks(c, pool, out, h, source, ctx);
 	stream_out_stop(out);
 	log_info("this thread: %.3f s taking pages from the source, %.3f s handing chunks to the pool%s, %.3f s waiting for the workers, %.3f s framing chunks (waits for the writer included)",
@@ -376,12 +376,11 @@ stream_encode_all(const struct chain *c, struct pool *pool,
 		 pool->n_threads ? "" : " (the chain and the CRC, inline)",
 		 out->pool_wait, out->framing);
 	/* Whether the stream had CPUs to spare: CPU seconds against its
-	 * wall-clock seconds (the workers' figure is complete once every
-	 * chunk was collected). */
-	log_info("CPU over the stream's %.3f s: the process %.3f s, this thread %.3f s, %u worker thread%s %.3f s running chunks",
+	 * wall-clock seconds. */
+	log_info("CPU over the stream's %.3f s: the process %.3f s, this thread %.3f s, %u worker thread%s %.3f s",
 		 clock_now() - t0, clock_process_cpu() - cpu0,
 		 clock_thread_cpu() - thread0, pool->n_threads,
-		 pool->n_threads == 1 ? "" : "s", pool->busy_cpu - busy0);
+		 pool->n_threads == 1 ? "" : "s", pool_workers_cpu(pool) - busy0);
 	log_info("%u writes: %.3f s in the writer's write(), %.3f s of them waited for%s",
 		 out->writes, out->writing, out->blocked,
 		 out->stack ? " (writer thread)" : "");
