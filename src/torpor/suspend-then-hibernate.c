@@ -39,6 +39,7 @@
 #include <ini.h>
 
 #include "blockdev.h"
+#include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "plugin-call.h"
@@ -415,10 +416,7 @@ check_machine(struct s2h *st, const struct sleep_conf *sc)
 static double
 boottime_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return clock_seconds(CLOCK_BOOTTIME);
 }
 
 /*

@@ -5,22 +5,25 @@
 #include "clock.h"
 
 double
-clock_now(void)
+clock_seconds(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (clock_gettime(id, &ts) < 0)
+		return 0;
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double
+clock_now(void)
+{
+	return clock_seconds(CLOCK_MONOTONIC);
 }
 
 double
 clock_thread_cpu(void)
 {
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
-		return 0;
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return clock_seconds(CLOCK_THREAD_CPUTIME_ID);
 }
 
 double

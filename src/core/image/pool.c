@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "crc32c.h"
 #include "log.h"
 #include "pool.h"
@@ -406,12 +407,10 @@ pool_workers_cpu(const struct pool *p)
 	double sum = 0;
 
 	for (unsigned i = 0; i < p->n_threads; i++) {
-		struct timespec ts;
 		clockid_t id;
 
-		if (pthread_getcpuclockid(p->threads[i], &id) == 0 &&
-		    clock_gettime(id, &ts) == 0)
-			sum += (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+		if (pthread_getcpuclockid(p->threads[i], &id) == 0)
+			sum += clock_seconds(id);
 	}
 	return sum;
 }
