@@ -842,6 +842,7 @@ cycle_hibernate_prepared(struct torpor_session *s, struct cycle_prepared *p,
 		o->times->pages = cy.h.page_count;
 		o->times->page_size = cy.h.page_size;
 		o->times->stored_bytes = cy.h.stored_bytes;
+		o->times->chunks_in_place = p->out.in_place;
 	}
 	r = cycle_end(&cy, r);
 	cycle_phase(&cy, CYCLE_N_PHASES);

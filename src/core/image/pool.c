@@ -43,8 +43,10 @@ run_slot(const struct pool *p, struct chain_worker *w, struct pool_slot *s)
 	size_t len = 0;
 
 	if (p->direction == POOL_ENCODE) {
-		/* The last filter writes the slot's own buffer. */
-		s->err = chain_encode(p->chain, w, &s->info, s->in, s->in_len,
+		/* The last filter writes the slot's own buffer.  Without
+		 * filters the result is the input: in, or where the stream
+		 * had the pages read (data, in its write buffer). */
+		s->err = chain_encode(p->chain, w, &s->info, src, s->in_len,
 				      s->out, &s->res, &len);
 		if (s->err == 0 && p->crc)
 			s->crc = crc32c(p->crc_seed, s->res, len);

@@ -29,9 +29,12 @@ enum pool_direction {
 
 struct pool_slot {
 	uint8_t *in;			/* buf_size bytes: pages or stored bytes */
-	/* Decode: where the chain reads the in_len stored bytes, when not
-	 * from in (the stream's read-ahead ring, which keeps them until
-	 * the slot is collected and its result used).  NULL: in. */
+	/* Where the chain reads the in_len bytes, when not from in.
+	 * Decode: the stored bytes in the stream's read-ahead ring, which
+	 * keeps them until the slot is collected and its result used.
+	 * Encode without filters: the pages, read by the source straight
+	 * into the stream's write buffer, at the place of the chunk's
+	 * stored bytes.  NULL: in. */
 	const uint8_t *data;
 	size_t in_len;
 	/* With pool->crc, the chunk's CRC32C (seeded with pool->crc_seed),
@@ -41,7 +44,7 @@ struct pool_slot {
 	uint32_t crc;
 	bool crc_bad;
 	struct torpor_chunk_info info;
-	uint64_t stream_offset;		/* decode: where the chunk's frame is */
+	uint64_t stream_offset;		/* where the chunk's frame is */
 	uint8_t *out;			/* buf_size bytes: the last filter's output */
 	const uint8_t *res;		/* the result: out; without filters the
 				 * input itself (in, or data); or an

@@ -31,28 +31,37 @@ report(const struct stream_report *rep, uint64_t done, uint64_t total,
 		rep->fn(rep->ctx, &p);
 }
 
+static unsigned
+out_buffers(bool thread)
+{
+	return thread ? STREAM_OUT_BUFS : 2;
+}
+
 size_t
 stream_out_memory(bool thread)
 {
-	return thread ? 2 * (size_t)STREAM_IO_SIZE + STREAM_WRITER_STACK :
-			STREAM_IO_SIZE;
+	return out_buffers(thread) * (size_t)STREAM_IO_SIZE +
+	       (thread ? STREAM_WRITER_STACK : 0);
 }
 
 int
 stream_out_init(struct stream_out *o, const struct plugin_entry *writer,
 		bool thread)
 {
+	unsigned i;
+
 	memset(o, 0, sizeof(*o));
 	o->writer = writer;
-	o->bufs[0] = chain_alloc_buffer(STREAM_IO_SIZE);
-	o->buf = o->bufs[0];
-	if (!o->bufs[0])
-		return -ENOMEM;
+	o->n_bufs = out_buffers(thread);
+	for (i = 0; i < o->n_bufs; i++) {
+		o->bufs[i] = chain_alloc_buffer(STREAM_IO_SIZE);
+		if (!o->bufs[i])
+			return -ENOMEM;
+	}
 	if (!thread)
 		return 0;
-	o->bufs[1] = chain_alloc_buffer(STREAM_IO_SIZE);
 	o->stack = chain_alloc_buffer(STREAM_WRITER_STACK);
-	if (!o->bufs[1] || !o->stack)
+	if (!o->stack)
 		return -ENOMEM;
 	if (pthread_mutex_init(&o->lock, NULL) != 0)
 		return -ENOMEM;
@@ -62,6 +71,12 @@ stream_out_init(struct stream_out *o, const struct plugin_entry *writer,
 	}
 	o->locks = true;
 	return 0;
+}
+
+static uint8_t *
+buffer_of(const struct stream_out *o, uint64_t j)
+{
+	return o->bufs[j % o->n_bufs];
 }
 
 /* The writer thread: each buffer handed over, in order, until stop.
@@ -78,12 +93,13 @@ writer_main(void *arg)
 		double t0;
 		int r;
 
-		while (!o->stop && !o->pending)
+		while (!o->stop && o->written == o->shared_handed)
 			pthread_cond_wait(&o->cond, &o->lock);
 		if (o->stop)
 			break;
-		p = o->pending;
-		len = o->pending_len;
+		p = buffer_of(o, o->written);
+		len = o->written + 1 == o->shared_handed && o->last_len ?
+		      o->last_len : STREAM_IO_SIZE;
 		r = o->write_err;
 		pthread_mutex_unlock(&o->lock);
 		t0 = clock_now();
@@ -95,7 +111,7 @@ writer_main(void *arg)
 		o->writes++;
 		if (r < 0)
 			o->write_err = r;
-		o->pending = NULL;
+		o->written++;
 		pthread_cond_broadcast(&o->cond);
 	}
 	pthread_mutex_unlock(&o->lock);
@@ -109,11 +125,13 @@ stream_out_start(struct stream_out *o)
 {
 	int r;
 
+	o->placed = o->framed = o->handed = o->total = 0;
+	o->written = o->shared_handed = 0;
+	o->last_len = 0;
+	o->write_err = 0;
 	if (!o->stack)
 		return 0;
 	o->stop = false;
-	o->pending = NULL;
-	o->write_err = 0;
 	r = pool_thread_on_stack(&o->thread, o->stack, STREAM_WRITER_STACK,
 				 writer_main, o);
 	if (r < 0)
@@ -122,8 +140,8 @@ stream_out_start(struct stream_out *o)
 	return 0;
 }
 
-/* Stop the writer thread (a write under way ends first; one handed over
- * and not begun is dropped: the stream failed). */
+/* Stop the writer thread (a write under way ends first; buffers handed
+ * over and not begun are dropped: the stream failed). */
 static void
 stream_out_stop(struct stream_out *o)
 {
@@ -137,15 +155,19 @@ stream_out_stop(struct stream_out *o)
 	o->running = false;
 }
 
-/* Wait until nothing is handed over: 0, or the error of a write. */
+/* Wait until the first count buffers are written: 0, or the error of a
+ * write.  Only buffers already handed over can be waited for. */
 static int
-stream_out_drain(struct stream_out *o)
+wait_written(struct stream_out *o, uint64_t count)
 {
-	double t0 = clock_now();
+	double t0;
 	int r;
 
+	if (!o->running)
+		return o->write_err;
+	t0 = clock_now();
 	pthread_mutex_lock(&o->lock);
-	while (o->pending && !o->write_err)
+	while (o->written < count && !o->write_err)
 		pthread_cond_wait(&o->cond, &o->lock);
 	r = o->write_err;
 	pthread_mutex_unlock(&o->lock);
@@ -153,137 +175,204 @@ stream_out_drain(struct stream_out *o)
 	return r;
 }
 
-/* Hand the buffer to the writer: whole, or at the end what is left.  With
- * the writer thread: once the previous write is done, and go on filling
- * the other buffer. */
+/* Hand the next buffer (len bytes) to the writer: to the thread, or
+ * written now. */
 static int
-stream_out_write(struct stream_out *o)
+hand_buffer(struct stream_out *o, size_t len)
 {
-	int r;
+	uint64_t j = o->handed++;
 
-	if (o->used == 0)
-		return 0;
+	o->total += len;
 	if (!o->running) {
 		double t0 = clock_now();
+		int r = o->write_err;
 
-		r = plugin_write(o->writer, o->buf, o->used);
+		if (r == 0)
+			r = plugin_write(o->writer, buffer_of(o, j), len);
 		t0 = clock_now() - t0;
 		o->writing += t0;
 		o->blocked += t0;
 		o->writes++;
 		if (r < 0)
-			return r;
-	} else {
-		r = stream_out_drain(o);
-		if (r < 0)
-			return r;
-		pthread_mutex_lock(&o->lock);
-		o->pending = o->buf;
-		o->pending_len = o->used;
-		pthread_cond_broadcast(&o->cond);
-		pthread_mutex_unlock(&o->lock);
-		o->buf = o->buf == o->bufs[0] ? o->bufs[1] : o->bufs[0];
+			o->write_err = r;
+		return r;
 	}
-	o->total += o->used;
-	o->used = 0;
+	pthread_mutex_lock(&o->lock);
+	if (len != STREAM_IO_SIZE)
+		o->last_len = len;
+	o->shared_handed = o->handed;
+	pthread_cond_broadcast(&o->cond);
+	pthread_mutex_unlock(&o->lock);
 	return 0;
 }
 
+/* Hand over every buffer whose bytes are all final. */
 static int
-stream_out_put(struct stream_out *o, const void *data, size_t len)
+hand_whole(struct stream_out *o)
+{
+	while (o->framed >= (o->handed + 1) * STREAM_IO_SIZE) {
+		int r = hand_buffer(o, STREAM_IO_SIZE);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Make buffer j's memory free for it: buffer j - n_bufs, which shares it,
+ * written.  That one must have been handed over: the caller sees to it. */
+static int
+claim_buffer(struct stream_out *o, uint64_t j)
+{
+	if (j < o->n_bufs)
+		return 0;
+	if (o->handed <= j - o->n_bufs)
+		return log_error_errno(-EIO, "stream: buffer %llu is needed before buffer %llu is written",
+				       (unsigned long long)j,
+				       (unsigned long long)(j - o->n_bufs));
+	return wait_written(o, j - o->n_bufs + 1);
+}
+
+/* Copy len bytes to the stream's final bytes, handing over each buffer
+ * filled. */
+static int
+out_put(struct stream_out *o, const void *data, size_t len)
 {
 	const uint8_t *p = data;
 	int r;
 
 	while (len > 0) {
-		size_t n = STREAM_IO_SIZE - o->used;
+		uint64_t j = o->framed / STREAM_IO_SIZE;
+		size_t at = (size_t)(o->framed % STREAM_IO_SIZE);
+		size_t n = STREAM_IO_SIZE - at;
 
 		if (n > len)
 			n = len;
-		memcpy(o->buf + o->used, p, n);
-		o->used += n;
+		r = claim_buffer(o, j);
+		if (r < 0)
+			return r;
+		memcpy(buffer_of(o, j) + at, p, n);
+		o->framed += n;
 		p += n;
 		len -= n;
-		if (o->used == STREAM_IO_SIZE) {
-			r = stream_out_write(o);
-			if (r < 0)
-				return r;
-		}
+		r = hand_whole(o);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
 
-int
-stream_out_chunk(struct stream_out *o, uint64_t sequence, uint32_t flags,
-		 uint32_t raw_len, const uint8_t *stored, size_t stored_len,
-		 uint32_t crc)
-{
-	struct chunk_frame f = {
-		.sequence = sequence,
-		.flags = flags,
-		.raw_len = raw_len,
-		.stored_len = (uint32_t)stored_len,
-		.stored_crc = crc,
-		.seed = o->crc_seed,
-	};
-	uint8_t frame[CHUNK_FRAME_SIZE];
-	int r;
-
-	chunk_frame_encode(&f, frame);
-	r = stream_out_put(o, frame, sizeof(frame));
-	if (r < 0)
-		return r;
-	return stream_out_put(o, stored, stored_len);
-}
-
-int
-stream_out_finish(struct stream_out *o)
-{
-	int r = stream_out_write(o);
-
-	return r < 0 || !o->running ? r : stream_out_drain(o);
-}
-
-void
-stream_out_free(struct stream_out *o)
-{
-	stream_out_stop(o);
-	if (o->locks) {
-		pthread_cond_destroy(&o->cond);
-		pthread_mutex_destroy(&o->lock);
-		o->locks = false;
-	}
-	free(o->bufs[0]);
-	free(o->bufs[1]);
-	free(o->stack);
-	o->bufs[0] = o->bufs[1] = o->buf = NULL;
-	o->stack = NULL;
-}
-
-/* Frame and queue the oldest encoded chunk. */
+/* Collect the oldest chunk from the pool: its frame, and its stored bytes
+ * (unless the source put them in place already), become final. */
 static int
 write_collected(struct pool *pool, struct stream_out *out, uint64_t total,
 		uint64_t *raw)
 {
 	double t0 = clock_now();
 	struct pool_slot *s = pool_collect(pool);
+	uint8_t frame[CHUNK_FRAME_SIZE];
 	int r;
 
 	out->pool_wait += clock_now() - t0;
 	if (s->err < 0)
 		return s->err;
 	t0 = clock_now();
-	r = stream_out_chunk(out, s->info.sequence, s->info.flags,
-			     s->info.raw_len, s->res, s->out_len, s->crc);
+	chunk_frame_encode(&(struct chunk_frame){
+		.sequence = s->info.sequence,
+		.flags = s->info.flags,
+		.raw_len = s->info.raw_len,
+		.stored_len = (uint32_t)s->out_len,
+		.stored_crc = s->crc,
+		.seed = out->crc_seed,
+	}, frame);
+	if (s->data && (out->framed != s->stream_offset ||
+			s->res != s->data || s->out_len != s->in_len))
+		return log_error_errno(-EIO, "stream: chunk %llu is not where it was placed",
+				       (unsigned long long)s->info.sequence);
+	r = out_put(out, frame, sizeof(frame));
+	if (r >= 0 && s->data) {
+		/* In place: the bytes lie in one buffer, after the frame. */
+		out->framed += s->out_len;
+		r = hand_whole(out);
+	} else if (r >= 0) {
+		r = out_put(out, s->res, s->out_len);
+	}
 	out->framing += clock_now() - t0;
 	if (r < 0)
 		return r;
 	*raw += s->info.raw_len;
-	report(&out->report, s->info.sequence + 1, total, *raw,
-	       out->total + out->used);
+	report(&out->report, s->info.sequence + 1, total, *raw, out->framed);
 	if (out->report.cancel && *out->report.cancel)
 		return -ECANCELED;
 	return 0;
+}
+
+/*
+ * Without filters a chunk's stored bytes are its pages: the source can
+ * read them straight into the write buffer, where they will be written,
+ * instead of into the slot (and a copy from there).  The chunk gets its
+ * place (frame and bytes) before it goes to the pool; the workers compute
+ * the CRC there, and the frame is written when it is collected.  Up to
+ * end, each buffer's memory must be free: what shared it written, and
+ * for that, all of it final, which may take collecting chunks first.
+ * Returns where the pages go: in place, or NULL (they straddle two
+ * buffers: the slot, and a copy as with filters).
+ */
+static uint8_t *
+place_chunk(struct pool *pool, struct stream_out *out, size_t len,
+	    uint64_t total, uint64_t *raw, int *err)
+{
+	uint64_t start = out->placed + CHUNK_FRAME_SIZE, end = start + len;
+	uint64_t last = (end - 1) / STREAM_IO_SIZE;
+	int r = 0;
+
+	while (r == 0 && last >= out->n_bufs &&
+	       out->handed <= last - out->n_bufs) {
+		if (!pool_pending(pool)) {
+			r = log_error_errno(-EIO, "stream: no chunk left to make room for buffer %llu",
+					    (unsigned long long)last);
+			break;
+		}
+		r = write_collected(pool, out, total, raw);
+	}
+	if (r == 0)
+		r = claim_buffer(out, last);
+	*err = r;
+	if (r < 0)
+		return NULL;
+	out->placed = end;
+	if (start / STREAM_IO_SIZE != last)
+		return NULL;
+	return buffer_of(out, last) + start % STREAM_IO_SIZE;
+}
+
+int
+stream_out_finish(struct stream_out *o)
+{
+	int r = 0;
+
+	if (o->framed > o->handed * STREAM_IO_SIZE)
+		r = hand_buffer(o, (size_t)(o->framed - o->handed * STREAM_IO_SIZE));
+	return r < 0 ? r : wait_written(o, o->handed);
+}
+
+void
+stream_out_free(struct stream_out *o)
+{
+	unsigned i;
+
+	stream_out_stop(o);
+	if (o->locks) {
+		pthread_cond_destroy(&o->cond);
+		pthread_mutex_destroy(&o->lock);
+		o->locks = false;
+	}
+	for (i = 0; i < STREAM_OUT_BUFS; i++) {
+		free(o->bufs[i]);
+		o->bufs[i] = NULL;
+	}
+	free(o->stack);
+	o->stack = NULL;
 }
 
 /* The source must end where the image's size says it does. */
@@ -308,6 +397,11 @@ encode_chunks(const struct chain *c, struct pool *pool,
 	      stream_page_source source, void *ctx)
 {
 	uint64_t seq, pages_left = h->page_count, raw = 0;
+	/* Pages in place need a chunk (and its frame) no larger than a
+	 * buffer: then it spans two at most, and room can always be made. */
+	bool direct = c->n_filters == 0 && out->n_bufs >= 2 &&
+		      CHUNK_FRAME_SIZE + (size_t)h->chunk_pages * c->page_size <=
+		      STREAM_IO_SIZE;
 	double t0;
 	int r;
 
@@ -318,6 +412,7 @@ encode_chunks(const struct chain *c, struct pool *pool,
 		uint32_t want = pages_left < h->chunk_pages ?
 			(uint32_t)pages_left : h->chunk_pages, n = 0;
 		struct pool_slot *slot;
+		uint8_t *dst;
 
 		if (pool_full(pool)) {
 			r = write_collected(pool, out, h->chunk_count, &raw);
@@ -325,8 +420,24 @@ encode_chunks(const struct chain *c, struct pool *pool,
 				return r;
 		}
 		slot = pool_next(pool);
+		slot->data = NULL;
+		slot->stream_offset = out->placed;
+		dst = slot->in;
+		if (direct) {
+			uint8_t *p = place_chunk(pool, out,
+						 (size_t)want * c->page_size,
+						 h->chunk_count, &raw, &r);
+
+			if (r < 0)
+				return r;
+			if (p) {
+				dst = p;
+				slot->data = p;
+				out->in_place++;
+			}
+		}
 		t0 = clock_now();
-		r = source(ctx, slot->in, want, &n);
+		r = source(ctx, dst, want, &n);
 		out->sourcing += clock_now() - t0;
 		if (r < 0)
 			return r;
@@ -365,16 +476,19 @@ stream_encode_all(const struct chain *c, struct pool *pool,
 	out->writing = out->blocked = 0;
 	out->sourcing = out->submitting = out->pool_wait = out->framing = 0;
 	out->writes = 0;
+	out->in_place = 0;
 	t0 = clock_now();
 	cpu0 = clock_process_cpu();
 	thread0 = clock_thread_cpu();
 	busy0 = pool_workers_cpu(pool);
 	r = encode_chunks(c, pool, out, h, source, ctx);
 	stream_out_stop(out);
-	log_info("this thread: %.3f s taking pages from the source, %.3f s handing chunks to the pool%s, %.3f s waiting for the workers, %.3f s framing chunks (waits for the writer included)",
+	log_info("this thread: %.3f s taking pages from the source, %.3f s handing chunks to the pool%s, %.3f s waiting for the workers, %.3f s framing chunks (waits for the writer included); %llu of %llu chunks read straight into the write buffers",
 		 out->sourcing, out->submitting,
 		 pool->n_threads ? "" : " (the chain and the CRC, inline)",
-		 out->pool_wait, out->framing);
+		 out->pool_wait, out->framing,
+		 (unsigned long long)out->in_place,
+		 (unsigned long long)h->chunk_count);
 	/* Whether the stream had CPUs to spare: CPU seconds against its
 	 * wall-clock seconds. */
 	log_info("CPU over the stream's %.3f s: the process %.3f s, this thread %.3f s, %u worker thread%s %.3f s",

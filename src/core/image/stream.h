@@ -2,7 +2,7 @@
 /*
  * The image's data stream, read straight through in both directions.
  * Hibernation (stream_encode_all): snapshot pages -> chunks -> the chain on
- * the pool -> frames -> one write buffer -> the writer.  Resume
+ * the pool -> frames -> the write buffers -> the writer.  Resume
  * (stream_decode_all), in one pass: the writer, read ahead by a thread ->
  * frames checked -> the chain on the pool -> pages, in order.
  */
@@ -49,13 +49,25 @@ struct stream_report {
  * (before the freeze): the thread starts after it. */
 #define STREAM_WRITER_STACK (256u << 10)
 
+/* The write buffers: a ring, so that chunks can be given their place in
+ * one buffer while the one before is still being filled or written. */
+#define STREAM_OUT_BUFS 3
+
 struct stream_out {
 	const struct plugin_entry *writer;
-	uint8_t *buf;		/* the one being filled: one of bufs[] */
-	/* STREAM_IO_SIZE each, aligned to TORPOR_WRITE_ALIGN; the second
-	 * only with the writer thread. */
-	uint8_t *bufs[2];
-	size_t used;
+	/* STREAM_IO_SIZE each, aligned to TORPOR_WRITE_ALIGN: stream byte
+	 * k lies in bufs[(k / STREAM_IO_SIZE) % n_bufs].  Two without the
+	 * writer thread, STREAM_OUT_BUFS with it. */
+	uint8_t *bufs[STREAM_OUT_BUFS];
+	unsigned n_bufs;
+	/* Stream bytes given a place (a chunk's frame and stored bytes, in
+	 * order: when the pages are read straight into the buffers, before
+	 * the chunk goes to the pool), and bytes final (the frame written
+	 * too, the chunk collected).  Buffer j is handed to the writer once
+	 * every byte of it is final; its memory is reused for buffer
+	 * j + n_bufs once it is written. */
+	uint64_t placed, framed;
+	uint64_t handed;	/* buffers handed to the writer so far */
 	uint64_t total;		/* bytes handed to the writer so far */
 	uint32_t crc_seed;	/* chunk_crc_seed() of the image */
 	struct stream_report report;
@@ -67,16 +79,20 @@ struct stream_out {
 	/* stream_encode_all()'s thread: seconds taking pages from the
 	 * source, handing chunks to the pool (the chain and the CRC, when
 	 * the pool runs inline), waiting for the workers, and framing
-	 * (`blocked` included). */
+	 * (`blocked` included); and the chunks whose pages the source put
+	 * straight into the write buffers (no filters: no copy). */
 	double sourcing, submitting, pool_wait, framing;
+	uint64_t in_place;
 	/* The writer thread of stream_encode_all() (stream_out_init()'s
-	 * thread): it writes one buffer while the other is filled, so that
-	 * the filling goes on during the I/O.  Shared with it, under lock: */
+	 * thread): it writes the buffers handed over, in order, while the
+	 * others are filled, so that the filling goes on during the I/O.
+	 * Shared with it, under lock: */
 	void *stack;		/* STREAM_WRITER_STACK, or NULL: no thread */
 	pthread_mutex_t lock;
-	pthread_cond_t cond;	/* a write was handed over, or finished */
-	const uint8_t *pending;	/* handed over, not yet written */
-	size_t pending_len;
+	pthread_cond_t cond;	/* a buffer was handed over, or written */
+	uint64_t shared_handed;	/* handed, as the thread sees it */
+	size_t last_len;	/* the length of a short last buffer */
+	uint64_t written;	/* buffers written */
 	int write_err;		/* the writer's write() failed */
 	bool stop, running, locks;
 	pthread_t thread;
@@ -96,11 +112,6 @@ size_t stream_out_memory(bool thread);
  */
 int stream_out_init(struct stream_out *o, const struct plugin_entry *writer,
 		    bool thread);
-/* Frame and queue one encoded chunk, whose stored bytes' CRC32C (seeded
- * with o->crc_seed) is crc: the pool's workers compute it. */
-int stream_out_chunk(struct stream_out *o, uint64_t sequence, uint32_t flags,
-		     uint32_t raw_len, const uint8_t *stored,
-		     size_t stored_len, uint32_t crc);
 /* Hand the rest to the writer and wait until all is written; nothing may
  * be queued after it. */
 int stream_out_finish(struct stream_out *o);

@@ -38,6 +38,9 @@ struct cycle_times {
 	uint64_t pages;
 	uint64_t page_size;
 	uint64_t stored_bytes;
+	/* Chunks whose pages the source read straight into the write
+	 * buffers (no filters: stream.h). */
+	uint64_t chunks_in_place;
 	/* What torpor-resume left in the header's resume-stats slot, when the
 	 * resumed system could read it back (resumed_at 0: it could not). */
 	uint64_t resumed_at;

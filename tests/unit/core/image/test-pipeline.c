@@ -866,6 +866,60 @@ START_TEST(one_pass_reads_chunks_in_the_ring)
 END_TEST
 
 /*
+ * Without filters the source reads a chunk's pages straight into the
+ * write buffer, after the room for its frame: every chunk whose frame and
+ * pages lie in one 1 MiB buffer; the others are read into their slot and
+ * copied, and with chunks of more than a buffer (frame included) every
+ * one is.  With a filter none is in place.  The image restores whatever
+ * the mix.  _i: chunk_pages (1, 32, 255: 1020 KiB, a few fit; 256 and
+ * 1024: none), worker threads (2 for _i / 5 % 2 == 0, else none), the
+ * writer thread (_i >= 10), a filter (_i >= 20).
+ */
+START_TEST(hibernate_reads_pages_in_place)
+{
+	static const unsigned sizes[] = { 1, 32, 255, 256, 1024 };
+	const uint64_t pages = 3000;
+	unsigned threads = _i / 5 % 2 ? 0 : 2;
+	uint64_t off = 0, left = pages, want = 0, chunks = 0;
+	struct cycle_times times;
+	struct cycle_options o = { .progress = note_progress, .times = &times };
+	struct torpor_session s;
+
+	conf_chunk_pages = sizes[_i % 5];
+	write_thread = _i / 10 % 2;
+	no_filter = _i < 20;
+	/* Where each chunk's pages go in the stream. */
+	while (left > 0) {
+		uint64_t n = left < conf_chunk_pages ? left : conf_chunk_pages;
+		uint64_t start = off + CHUNK_FRAME_SIZE, end = start + n * 4096;
+
+		if (CHUNK_FRAME_SIZE + conf_chunk_pages * 4096ull <= STREAM_IO_SIZE &&
+		    start / STREAM_IO_SIZE == (end - 1) / STREAM_IO_SIZE)
+			want++;
+		off = end;
+		left -= n;
+		chunks++;
+	}
+	if (!no_filter)
+		want = 0;
+	open_session(&s, pages, threads);
+	ck_assert_int_eq(session_arrange_hibernate(&s), 0);
+	ck_assert_int_eq(cycle_hibernate(&s, &o), 0);
+	session_close(&s);
+	ck_assert_uint_eq(times.chunks_in_place, want);
+	if (no_filter)
+		ck_assert_uint_eq(times.stored_bytes, off);
+	ck_assert_int_eq(mw.misaligned, 0);
+	ck_assert_int_eq(mw.after_short, 0);
+	ck_assert_int_eq(resume(pages, threads, RESUME_RESTORE, NULL), 0);
+	ck_assert(last_resume.restored);
+	ck_assert_uint_eq(last_resume.pages_handed, pages);
+	ck_assert_int_eq(progress.calls, chunks);
+	ck_assert_int_eq(tx_live, 0);
+}
+END_TEST
+
+/*
  * A chunk refused half-way through the one pass, with pages of earlier
  * chunks already handed to the sim: refused as corrupt, nothing restored,
  * the image neither invalidated nor changed, the writer told through
@@ -1214,6 +1268,7 @@ pipeline_suite(void)
 	tcase_add_loop_test(tc, one_pass_restores_every_page_once, 0, 6);
 	tcase_add_loop_test(tc, one_pass_refuses_a_corrupt_chunk_half_way, 0, 4);
 	tcase_add_loop_test(tc, one_pass_reads_chunks_in_the_ring, 0, 12);
+	tcase_add_loop_test(tc, hibernate_reads_pages_in_place, 0, 25);
 	tcase_add_test(tc, sim_drops_pages_closed_without_restore);
 	tcase_add_test(tc, stored_bytes_beyond_what_the_writer_holds);
 	tcase_add_loop_test(tc, writer_gets_aligned_whole_units, 0, 6);
