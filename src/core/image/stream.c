@@ -90,8 +90,6 @@ writer_main(void *arg)
 	for (;;) {
 		const uint8_t *p;
 		size_t len;
-		double t0;
-		int r;
 
 		while (!o->stop && o->written == o->shared_handed)
 			pthread_cond_wait(&o->cond, &o->lock);
@@ -100,17 +98,22 @@ writer_main(void *arg)
 		p = buffer_of(o, o->written);
 		len = o->written + 1 == o->shared_handed && o->last_len ?
 		      o->last_len : STREAM_IO_SIZE;
-		r = o->write_err;
-		pthread_mutex_unlock(&o->lock);
-		t0 = clock_now();
-		if (r == 0)
+		if (o->write_err == 0) {
+			double t0;
+			int r;
+
+			pthread_mutex_unlock(&o->lock);
+			t0 = clock_now();
 			r = plugin_write(o->writer, p, len);
-		t0 = clock_now() - t0;
-		pthread_mutex_lock(&o->lock);
-		o->writing += t0;
-		o->writes++;
-		if (r < 0)
-			o->write_err = r;
+			t0 = clock_now() - t0;
+			pthread_mutex_lock(&o->lock);
+			o->writing += t0;
+			o->writes++;
+			if (r < 0)
+				o->write_err = r;
+		}
+		/* (After a failed write, the buffers handed over go by
+		 * unwritten: the stream has failed.) */
 		o->written++;
 		pthread_cond_broadcast(&o->cond);
 	}
@@ -185,10 +188,11 @@ hand_buffer(struct stream_out *o, size_t len)
 	o->total += len;
 	if (!o->running) {
 		double t0 = clock_now();
-		int r = o->write_err;
+		int r;
 
-		if (r == 0)
-			r = plugin_write(o->writer, buffer_of(o, j), len);
+		if (o->write_err)
+			return o->write_err;
+		r = plugin_write(o->writer, buffer_of(o, j), len);
 		t0 = clock_now() - t0;
 		o->writing += t0;
 		o->blocked += t0;
