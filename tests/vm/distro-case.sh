@@ -582,8 +582,12 @@ check_s2h_boot1() {
 	# The delay of the drop-in (without it: 2 hours).
 	has 1 "suspending \\('mem'\\); the RTC wakes the machine in $s2h_delay s" ||
 		fail "boot 1: torpor did not suspend with the alarm $s2h_delay s (HibernateDelaySec=) ahead: $(grep -h 'suspending' "$logdir/boot1.log")"
-	# The kernel disables the alarm once it has rung.
+	# The kernel disables the alarm once it has rung, but from a work
+	# item (the RTC core's irqwork, queued at the resume), which may not
+	# have run when torpor looks: then torpor goes by the time asleep,
+	# which must have reached the delay (less the RTC's second).
 	has 1 'the RTC alarm has rung: awake after' ||
+		awake_after_delay 1 "$s2h_delay" ||
 		fail "boot 1: the RTC alarm had not rung when the guest woke: $(grep -h 'awake after' "$logdir/boot1.log")"
 	has 1 'the RTC alarm woke the machine: hibernating' ||
 		fail "boot 1: torpor did not hibernate after the RTC alarm"

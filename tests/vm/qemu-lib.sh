@@ -133,15 +133,17 @@ guest_known_oops() {
 	guest_early_panic "$1" || guest_text_patch_oops "$1"
 }
 
-# guest_stopped LOG LIMIT: the kernel saw soft lockups, or it did not
-# answer the SysRq keys sent before the time-out (sysrq_before_timeout),
+# guest_stopped LOG LIMIT: the kernel saw soft lockups or an RCU stall, or
+# it did not answer the SysRq keys sent before the time-out (sysrq_before_timeout),
 # or its console said nothing in the last 60 s before them (or before the
 # end of a boot that ran LIMIT seconds).  A kernel that answers with its
 # blocked tasks after a shorter silence is alive: its time-out stands,
 # with the dump in its log (a hang of torpor's own looks like that).
 guest_stopped() {
 	local last sent
-	grep -q 'soft lockup - CPU' "$1" && return 0
+	# (Or an RCU stall: a vCPU stuck in the kernel, as in an int3 loop of
+	# a text patch TCG got wrong, keeps the console talking every minute.)
+	grep -qE 'soft lockup - CPU|rcu: INFO: rcu_(preempt|sched) detected stalls' "$1" && return 0
 	sent=$(cat "$1.sysrq" 2>/dev/null)
 	if [ -n "$sent" ]; then
 		awk -v s="$sent" '$1 >= s && /sysrq: / { found = 1 } END { exit found }' "$1" &&
@@ -320,6 +322,13 @@ qemu_boot_once() {
 
 # has BOOT REGEX: the line is in that boot's log.
 has() { grep -qE -- "$2" "$logdir/boot$1.log"; }
+# awake_after_delay BOOT DELAY: torpor woke from its suspend-then-hibernate
+# suspend and went by the time asleep, at least DELAY - 1 s (the RTC counts
+# whole seconds).
+awake_after_delay() {
+	grep -hoE 'awake after [0-9.]+ s: the delay has passed' "$logdir/boot$1.log" |
+		awk -v d="$2" '{ if ($3 + 1 >= d) ok = 1 } END { exit !ok }'
+}
 # ts BOOT REGEX: host seconds of the first matching line.
 ts() { grep -E -m1 -- "$2" "$logdir/boot$1.log" | cut -d' ' -f1; }
 # field BOOT REGEX KEY: KEY=value from the first matching line.

@@ -105,8 +105,10 @@ check_s2h_boot1() {
 		fail "boot 1: no pre hook with SYSTEMD_SLEEP_ACTION=suspend"
 	has 1 "suspending \\('mem'\\); the RTC wakes the machine in $s2h s" ||
 		fail "boot 1: torpor did not suspend with the alarm $s2h s ahead"
-	# The kernel disables the alarm once it has rung.
+	# The kernel disables the alarm once it has rung (or torpor saw the
+	# time asleep reach the delay first: distro-case.sh says why).
 	has 1 'torpor: the RTC alarm has rung: awake after' ||
+		awake_after_delay 1 "$s2h" ||
 		fail "boot 1: the RTC alarm had not rung when the guest woke"
 	has 1 'the RTC alarm woke the machine: hibernating' ||
 		fail "boot 1: torpor did not see the RTC alarm wake the guest: $(grep -h -E 'torpor|woken|suspend' "$logdir/boot1.log" | head -8)"
