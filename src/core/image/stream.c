@@ -31,6 +31,8 @@ report(const struct stream_report *rep, uint64_t done, uint64_t total,
 		rep->fn(rep->ctx, &p);
 }
 
+/* Two buffers at least: a chunk placed before it is collected
+ * (place_chunk()) may reach into the buffer after the one being filled. */
 static unsigned
 out_buffers(bool thread)
 {
@@ -129,7 +131,7 @@ stream_out_start(struct stream_out *o)
 	int r;
 
 	o->placed = o->framed = o->handed = o->total = 0;
-	o->written = o->shared_handed = 0;
+	o->written = o->shared_handed = o->seen_written = 0;
 	o->last_len = 0;
 	o->write_err = 0;
 	if (!o->stack)
@@ -168,11 +170,16 @@ wait_written(struct stream_out *o, uint64_t count)
 
 	if (!o->running)
 		return o->write_err;
+	/* Asked for each chunk: the lock only when a buffer not yet seen
+	 * written is wanted (a write error then shows too). */
+	if (count <= o->seen_written)
+		return 0;
 	t0 = clock_now();
 	pthread_mutex_lock(&o->lock);
 	while (o->written < count && !o->write_err)
 		pthread_cond_wait(&o->cond, &o->lock);
 	r = o->write_err;
+	o->seen_written = o->written;
 	pthread_mutex_unlock(&o->lock);
 	o->blocked += clock_now() - t0;
 	return r;
@@ -223,6 +230,14 @@ hand_whole(struct stream_out *o)
 	return 0;
 }
 
+/* Whether buffer j's memory still belongs to buffer j - n_bufs, not yet
+ * handed over (not all of its bytes final). */
+static bool
+held_by_earlier(const struct stream_out *o, uint64_t j)
+{
+	return j >= o->n_bufs && o->handed <= j - o->n_bufs;
+}
+
 /* Make buffer j's memory free for it: buffer j - n_bufs, which shares it,
  * written.  That one must have been handed over: the caller sees to it. */
 static int
@@ -230,7 +245,7 @@ claim_buffer(struct stream_out *o, uint64_t j)
 {
 	if (j < o->n_bufs)
 		return 0;
-	if (o->handed <= j - o->n_bufs)
+	if (held_by_earlier(o, j))
 		return log_error_errno(-EIO, "stream: buffer %llu is needed before buffer %llu is written",
 				       (unsigned long long)j,
 				       (unsigned long long)(j - o->n_bufs));
@@ -330,8 +345,7 @@ place_chunk(struct pool *pool, struct stream_out *out, size_t len,
 	uint64_t last = (end - 1) / STREAM_IO_SIZE;
 	int r = 0;
 
-	while (r == 0 && last >= out->n_bufs &&
-	       out->handed <= last - out->n_bufs) {
+	while (r == 0 && held_by_earlier(out, last)) {
 		if (!pool_pending(pool)) {
 			r = log_error_errno(-EIO, "stream: no chunk left to make room for buffer %llu",
 					    (unsigned long long)last);
@@ -403,7 +417,7 @@ encode_chunks(const struct chain *c, struct pool *pool,
 	uint64_t seq, pages_left = h->page_count, raw = 0;
 	/* Pages in place need a chunk (and its frame) no larger than a
 	 * buffer: then it spans two at most, and room can always be made. */
-	bool direct = c->n_filters == 0 && out->n_bufs >= 2 &&
+	bool direct = c->n_filters == 0 &&
 		      CHUNK_FRAME_SIZE + (size_t)h->chunk_pages * c->page_size <=
 		      STREAM_IO_SIZE;
 	double t0;

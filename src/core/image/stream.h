@@ -68,6 +68,7 @@ struct stream_out {
 	 * j + n_bufs once it is written. */
 	uint64_t placed, framed;
 	uint64_t handed;	/* buffers handed to the writer so far */
+	uint64_t seen_written;	/* written, as last read under the lock */
 	uint64_t total;		/* bytes handed to the writer so far */
 	uint32_t crc_seed;	/* chunk_crc_seed() of the image */
 	struct stream_report report;
