@@ -114,7 +114,7 @@ START_TEST(crc32c_paths_agree)
 }
 END_TEST
 
-/* The register one bit at a time: no table, no lane. */
+/* The register one bit at a time, without the tables. */
 static uint32_t
 crc32c_bitwise(uint32_t crc, const uint8_t *p, size_t len)
 {
