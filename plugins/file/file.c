@@ -272,6 +272,7 @@ file_reserve(uint64_t expected)
 	if (r < 0)
 		return r;
 	bd_stream_start(&out, BD_BLOCK);
+	(void)bd_flusher_take_begun(&dev.flusher);
 	next_at = BD_BLOCK;
 	reserved = true;
 	unmoved = false;
@@ -306,6 +307,7 @@ emit_stream(void *ctx, const uint8_t *p, size_t n)
 		    dev_path, at);
 		return r;
 	}
+	bd_flush_behind(&dev, n);
 	*(uint64_t *)ctx = at + n;
 	return 0;
 }
@@ -459,6 +461,8 @@ file_commit(const void *header, size_t len)
 		bd_map_clear(&ix.header);
 		return r;
 	}
+	torpor_log(host, NAME, TORPOR_LOG_INFO, "early flushes of %s while writing: %u",
+	    dev_path, bd_flusher_take_begun(&dev.flusher));
 	bd_image_committed(&img, &ix, &stream, out.written);
 	reserved = false;
 	return 0;

@@ -47,6 +47,7 @@ struct raw_signature {
 static const struct torpor_host *host;
 static char device[4096];
 static int fd = -1;
+static struct bd_flusher flusher;	/* early flushes of the stream */
 static bool direct;
 static bool is_regular;
 static uint64_t device_size;
@@ -90,6 +91,7 @@ raw_initialise(int starting_cycle)
 static void
 raw_close(void)
 {
+	bd_flusher_close(&flusher);
 	if (fd >= 0)
 		close(fd);
 	fd = -1;
@@ -331,6 +333,7 @@ raw_reserve(uint64_t expected)
 		return r;
 	}
 	written = 0;
+	(void)bd_flusher_take_begun(&flusher);
 	return 0;
 }
 
@@ -355,6 +358,7 @@ raw_write(const void *buf, size_t len)
 		return r;
 	}
 	written += len;
+	bd_flusher_wrote(&flusher, fd, len);
 	return 0;
 }
 
@@ -370,6 +374,8 @@ raw_commit(const void *header, size_t len)
 	int r;
 
 	r = write_blocks(header, len, sig.header_offset);
+	if (r == 0)
+		r = bd_flusher_wait(&flusher);
 	if (r == 0 && fdatasync(fd) < 0)
 		r = -errno;
 	/* Only a complete, synced image gets a signature. */
@@ -377,6 +383,9 @@ raw_commit(const void *header, size_t len)
 		r = write_signature(&sig);
 	if (r < 0)
 		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "commit to %s failed: %m", device);
+	else
+		torpor_log(host, NAME, TORPOR_LOG_INFO, "early flushes of %s while writing: %u",
+			  device, bd_flusher_take_begun(&flusher));
 	found = sig;
 	have_found = r == 0;
 	if (is_regular)

@@ -847,6 +847,7 @@ swap_reserve(uint64_t expected)
 	torpor_log(host, NAME, TORPOR_LOG_INFO, "image of %" PRIu64 " bytes expected: need %" PRIu64 " MiB, %" PRIu64 " MiB free on %s",
 	    expected, (need + (1 << 20) - 1) >> 20, avail >> 20, spec);
 	bd_stream_start(&out, page);
+	(void)bd_flusher_take_begun(&dev.flusher);
 	cursor = 1;
 	reserved = true;
 	return 0;
@@ -920,6 +921,8 @@ emit_stream(void *ctx, const uint8_t *p, size_t n)
 			r = bd_map_add(&stream, runs.runs[i].phys, runs.runs[i].len);
 	}
 	bd_map_clear(&runs);
+	if (r == 0)
+		bd_flush_behind(&dev, n);
 	return r;
 }
 
@@ -990,6 +993,8 @@ swap_commit(const void *header, size_t len)
 	r = write_page0(hdr_page);
 	if (r < 0)
 		goto out;
+	torpor_log(host, NAME, TORPOR_LOG_INFO, "early flushes of %s while writing: %u",
+	    dev_path, bd_flusher_take_begun(&dev.flusher));
 	bd_image_committed(&img, &ix, &stream, out.written);
 	reserved = false;
 out:

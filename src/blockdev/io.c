@@ -4,12 +4,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "blockdev.h"
@@ -119,6 +122,7 @@ fail:
 void
 bd_close(struct bd_dev *d)
 {
+	bd_flusher_close(&d->flusher);
 	if (d->fd >= 0)
 		close(d->fd);
 	free(d->bounce);
@@ -217,5 +221,120 @@ bd_write(struct bd_dev *d, uint64_t off, const void *buf, size_t len)
 int
 bd_sync(struct bd_dev *d)
 {
+	int r = bd_flusher_wait(&d->flusher);
+
+	d->flusher.unflushed = 0;
+	if (r < 0)
+		return r;
 	return fsync(d->fd) < 0 ? -errno : 0;
+}
+
+void
+bd_flush_behind(struct bd_dev *d, uint64_t n)
+{
+	bd_flusher_wrote(&d->flusher, d->fd, n);
+}
+
+/* Take the early flush's completion: waiting for it, or only when it has
+ * already come. */
+static void
+flusher_reap(struct bd_flusher *f, bool wait)
+{
+#ifdef SYS_io_getevents
+	struct timespec zero = { 0 };
+	struct io_event ev;
+	long k;
+
+	if (!f->busy)
+		return;
+	do
+		k = syscall(SYS_io_getevents, f->ctx, 1L, 1L, &ev,
+			    wait ? NULL : &zero);
+	while (k < 0 && errno == EINTR);
+	if (k == 0)
+		return;
+	if (k < 0) {
+		/* Cannot happen with a valid context; io_destroy() waits for
+		 * what is under way. */
+		syscall(SYS_io_destroy, f->ctx);
+		f->ctx = 0;
+		f->refused = true;
+	} else if ((long long)ev.res < 0 && f->err == 0) {
+		f->err = (int)(long long)ev.res;
+	}
+	f->busy = false;
+#else
+	(void)f;
+	(void)wait;
+#endif
+}
+
+void
+bd_flusher_wrote(struct bd_flusher *f, int fd, uint64_t n)
+{
+#if defined(SYS_io_setup) && defined(SYS_io_submit) && defined(SYS_io_getevents)
+	struct iocb cb, *cbs[1] = { &cb };
+
+	f->unflushed += n;
+	if (f->refused || fd < 0 ||
+	    f->unflushed < (f->every ? f->every : BD_FLUSH_EVERY))
+		return;
+	flusher_reap(f, false);
+	if (f->busy)
+		return;
+	if (!f->ctx) {
+		aio_context_t ctx = 0;
+
+		if (syscall(SYS_io_setup, 1U, &ctx) < 0) {
+			f->refused = true;
+			return;
+		}
+		f->ctx = ctx;
+	}
+	memset(&cb, 0, sizeof(cb));
+	cb.aio_fildes = (uint32_t)fd;
+	cb.aio_lio_opcode = IOCB_CMD_FDSYNC;
+	if (syscall(SYS_io_submit, f->ctx, 1L, cbs) != 1) {
+		f->refused = true;
+		return;
+	}
+	f->busy = true;
+	f->unflushed = 0;
+	f->begun++;
+#else
+	(void)f;
+	(void)fd;
+	(void)n;
+#endif
+}
+
+int
+bd_flusher_wait(struct bd_flusher *f)
+{
+	int r;
+
+	flusher_reap(f, true);
+	r = f->err;
+	f->err = 0;
+	return r;
+}
+
+unsigned
+bd_flusher_take_begun(struct bd_flusher *f)
+{
+	unsigned n = f->begun;
+
+	f->begun = 0;
+	return n;
+}
+
+void
+bd_flusher_close(struct bd_flusher *f)
+{
+	flusher_reap(f, true);
+#ifdef SYS_io_destroy
+	if (f->ctx)
+		syscall(SYS_io_destroy, f->ctx);
+#endif
+	memset(f, 0, sizeof(*f));
 }

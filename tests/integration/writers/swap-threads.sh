@@ -24,8 +24,13 @@ for chain in "" "checksum lzo"; do
 			fail "chain '$chain', round $round: EBUSY from the device"
 	done
 	# --test runs the same threads and unfreezes instead of powering off.
-	t_run torpor hibernate --direct --test
+	t_run torpor hibernate --direct --test -v
 	expect_rc 0 "chain '$chain': hibernate --test"
+	# No filter: 96 MiB of stream, so at least one early flush of the
+	# device (every 64 MiB, on the writer thread) before the commit's.
+	[ -n "$chain" ] ||
+		expect_err "early flushes of $dev while writing: [1-9]" \
+			"chain '$chain': the device flushed early"
 	expect_swap_area "$dev" "$uuid" "tt$$" "chain '$chain': after --test"
 done
 finish

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -653,6 +654,90 @@ START_TEST(exclusive_open)
 }
 END_TEST
 
+/*
+ * Early flushes: one begun each time `every` bytes were written since the
+ * last one began, never two at once; bd_sync() waits for the one under way
+ * and returns its error.  The error is a real one: a file on an ext4
+ * filesystem shut down (EXT4_IOC_SHUTDOWN), whose fsync the kernel's AIO
+ * worker then fails with EIO.  An fd without fsync (a pipe) is refused at
+ * submission, and nothing is flushed early.
+ */
+START_TEST(flush_behind)
+{
+	char mnt[4200], file[4300], cmd[8600];
+	uint8_t *in = pattern(MiB);
+	struct bd_flusher f = { 0 };
+	struct bd_dev d;
+	unsigned begun;
+	int p[2], fd;
+	uint32_t how = 2;	/* EXT4_GOING_FLAGS_NOLOGFLUSH */
+	/* EXT4_IOC_SHUTDOWN (linux/ext4.h is not in every libc's headers). */
+	const unsigned long shutdown = _IOR('X', 125, uint32_t);
+
+	REQUIRE_LOOP();
+	bd_init(&d);
+	ck_assert_int_eq(bd_open(&d, loop, BD_SHARED, NULL, 0), 0);
+	d.flusher.every = 2 * MiB;
+	for (unsigned i = 0; i < 8; i++) {
+		ck_assert_int_eq(bd_write(&d, (uint64_t)i * MiB, in, MiB), 0);
+		bd_flush_behind(&d, MiB);
+		/* Due and not begun only while one is under way. */
+		ck_assert(d.flusher.unflushed < 2 * MiB || d.flusher.busy);
+		ck_assert_uint_le(d.flusher.begun, (i + 1) / 2);
+	}
+	begun = d.flusher.begun;
+	/* At least the first one: none was under way then. */
+	ck_assert_uint_ge(begun, 1);
+	ck_assert(!d.flusher.refused);
+	ck_assert_int_eq(bd_sync(&d), 0);
+	ck_assert(!d.flusher.busy);
+	ck_assert_uint_eq(d.flusher.unflushed, 0);
+	/* Less than `every` since the sync: no more. */
+	bd_flush_behind(&d, MiB);
+	ck_assert_uint_eq(d.flusher.begun, begun);
+	/* A cycle's count, then the next one's. */
+	ck_assert_uint_eq(bd_flusher_take_begun(&d.flusher), begun);
+	ck_assert_uint_eq(bd_flusher_take_begun(&d.flusher), 0);
+	bd_close(&d);
+	ck_assert_uint_eq(d.flusher.ctx, 0);
+
+	ck_assert_int_eq(pipe(p), 0);
+	f.every = 1;
+	bd_flusher_wrote(&f, p[1], 1);
+	ck_assert(f.refused);
+	ck_assert(!f.busy);
+	ck_assert_uint_eq(f.begun, 0);
+	ck_assert_int_eq(bd_flusher_wait(&f), 0);
+	bd_flusher_close(&f);
+	close(p[0]);
+	close(p[1]);
+
+	snprintf(mnt, sizeof(mnt), "%s.mnt", backing);
+	snprintf(file, sizeof(file), "%s/image", mnt);
+	snprintf(cmd, sizeof(cmd), "mkfs.ext4 -q -F %s && mkdir -p %s && mount %s %s",
+		 loop, mnt, loop, mnt);
+	ck_assert_int_eq(system(cmd), 0);
+	fd = open(file, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bd_pwrite_full(fd, in, MiB, 0), 0);
+	f.every = MiB;
+	bd_flusher_wrote(&f, fd, MiB);
+	ck_assert_int_eq(f.begun, 1);
+	ck_assert_int_eq(bd_flusher_wait(&f), 0);
+	ck_assert_int_eq(ioctl(fd, shutdown, &how), 0);
+	bd_flusher_wrote(&f, fd, MiB);
+	ck_assert_int_eq(f.begun, 2);
+	ck_assert_int_eq(bd_flusher_wait(&f), -EIO);
+	/* Said once. */
+	ck_assert_int_eq(bd_flusher_wait(&f), 0);
+	bd_flusher_close(&f);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "umount %s && rmdir %s", mnt, mnt);
+	ck_assert_int_eq(system(cmd), 0);
+	free(in);
+}
+END_TEST
+
 /* ---- ext superblocks (the root-filesystem guard) ------------------------ */
 
 static void
@@ -856,6 +941,7 @@ blockdev_root_suite(void)
 	tcase_add_test(dev, resolve_path_and_number);
 	tcase_add_test(dev, aligned_io);
 	tcase_add_test(dev, exclusive_open);
+	tcase_add_test(dev, flush_behind);
 	suite_add_tcase(s, dev);
 	return s;
 }
