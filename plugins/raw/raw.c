@@ -375,9 +375,7 @@ raw_commit(const void *header, size_t len)
 
 	r = write_blocks(header, len, sig.header_offset);
 	if (r == 0)
-		r = bd_flusher_wait(&flusher);
-	if (r == 0 && fdatasync(fd) < 0)
-		r = -errno;
+		r = bd_flusher_sync(&flusher, fd);
 	/* Only a complete, synced image gets a signature. */
 	if (r == 0)
 		r = write_signature(&sig);

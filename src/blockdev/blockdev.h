@@ -185,6 +185,10 @@ void bd_flusher_wrote(struct bd_flusher *f, int fd, uint64_t n);
  * first one that failed since the last call. */
 int bd_flusher_wait(struct bd_flusher *f);
 
+/* The flush that makes a stream durable: wait as above, then fdatasync(fd)
+ * (not called when an early flush failed: its error is returned). */
+int bd_flusher_sync(struct bd_flusher *f, int fd);
+
 /* The early flushes begun since the last call (a cycle's, for its log). */
 unsigned bd_flusher_take_begun(struct bd_flusher *f);
 

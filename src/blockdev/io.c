@@ -221,12 +221,7 @@ bd_write(struct bd_dev *d, uint64_t off, const void *buf, size_t len)
 int
 bd_sync(struct bd_dev *d)
 {
-	int r = bd_flusher_wait(&d->flusher);
-
-	d->flusher.unflushed = 0;
-	if (r < 0)
-		return r;
-	return fsync(d->fd) < 0 ? -errno : 0;
+	return bd_flusher_sync(&d->flusher, d->fd);
 }
 
 void
@@ -317,6 +312,18 @@ bd_flusher_wait(struct bd_flusher *f)
 	r = f->err;
 	f->err = 0;
 	return r;
+}
+
+int
+bd_flusher_sync(struct bd_flusher *f, int fd)
+{
+	int r = bd_flusher_wait(f);
+
+	f->unflushed = 0;
+	if (r < 0)
+		return r;
+	/* On a block device the same as fsync(): the device's cache. */
+	return fdatasync(fd) < 0 ? -errno : 0;
 }
 
 unsigned
