@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Phase times (issue 10): `torpor hibernate -v` prints, before the power-off,
-# the phases up to the commit and what the process holds before the freeze;
-# back from the cycle, its own phases; `torpor-resume -v` prints its phases
-# before the restore.  Without -v none of this is printed.  A cycle that
+# the phases up to the commit, its peak RSS and what the process holds
+# before the freeze; back from the cycle, its own phases; `torpor-resume -v`
+# prints its phases and its peak RSS before the restore.  Without -v none of this is printed.  A cycle that
 # aborts prints the phases it went through.
 . "$(dirname "$0")/lib.sh"
 
@@ -14,6 +14,8 @@ t_run hib torpor hibernate --direct -v
 expect_rc 0 "hibernate -v"
 expect_err "^hibernate: phases \(s\): program-start $num, start-up $num, freeze $num, snapshot $num, write $num, sync $num\$" \
 	"hibernate -v: the phases up to the commit, before the power-off"
+expect_err "^hibernate: peak RSS [1-9][0-9]* KiB\$" \
+	"hibernate -v: the process's peak memory, before the power-off"
 expect_err "^hibernate: this process before the freeze: .*RssAnon [0-9]+ KiB" \
 	"hibernate -v: the process's memory before the freeze"
 expect_err "^torpor: [1-9][0-9]* writes: $num s in the writer's write\(\), $num s of them waited for( \(writer thread\))?\$" \
@@ -29,6 +31,8 @@ expect_rc 0 "resume -v"
 expect_out "^resume: 2000 pages restored and verified" "resume -v: restored"
 expect_err "^resume: phases \(s\): program-start $num, header $num, read\+decode $num\$" \
 	"resume -v: the phases before the restore"
+expect_err "^resume: peak RSS [1-9][0-9]* KiB\$" \
+	"resume -v: the process's peak memory, before the restore"
 
 # Without filters the pages are read straight into the write buffers:
 # every chunk of 32 pages that lies in one 1 MiB buffer with its frame

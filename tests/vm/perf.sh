@@ -34,7 +34,8 @@
 #                  its power-off holds the client's start and request
 # Each cycle is two boots: boot 1 starts the marker and hibernates, boot 2
 # resumes it; the marker must come back with its token and checksum.  The
-# case fails only when a cycle does not work, never on a timing.
+# case fails only when a cycle does not work or torpor's peak RSS (either
+# program's, VmHWM) passes the issue's 64 MiB, never on a timing.
 #
 # Figures (host clock; the guest's clocks jump across a resume):
 #   hibernate  "VM: hibernate start" on the serial console -> QEMU exits
@@ -109,7 +110,7 @@ perf_num() {
 perf_cycle() {
 	local mode=$1 round=$2 extra dir before=$failures
 	local t_hib hib k0 init_host init_up t_after t_hook res restore kwrote kread kusing kthreads kalg
-	local token sum pages hpages stored phases rphases disk_mib wio
+	local token sum pages hpages stored phases rphases disk_mib wio hrss rrss n
 
 	extra=$(perf_append "$mode" | tr '\n' ' ')
 	dir=$logdir/$perf_kernel/smp$vm_smp$perf_tag/$mode-$round
@@ -166,6 +167,18 @@ perf_cycle() {
 	# what overlapping the I/O with the encoding could save at most.
 	wio=$(grep -h -m1 -oE "writes: [0-9.]+ s in the writer's write" "$logdir/boot1.log" |
 		grep -oE '[0-9.]+')
+	# Each program's peak RSS (VmHWM, KiB), printed after its phases.
+	hrss=$(perf_num "$logdir/boot1.log" 'hibernate: peak RSS')
+	rrss=$(perf_num "$logdir/boot2.log" 'resume: peak RSS')
+	# The issue's bound on torpor's memory, kept at every size: not a
+	# timing, so a breach fails the case.
+	if [ "${mode#kernel}" = "$mode" ]; then
+		for n in "hibernate:$hrss" "resume:$rrss"; do
+			[ -n "${n#*:}" ] || fail "$mode-$round: no '${n%%:*}: peak RSS' line"
+			[ -n "${n#*:}" ] && [ "${n#*:}" -gt 65536 ] &&
+				fail "$mode-$round: ${n%%:*} peaked at ${n#*:} KiB, more than 64 MiB"
+		done
+	fi
 	# The kernel's own phases, and the threads and algorithm it used.
 	kwrote=$(perf_num "$logdir/boot1.log" 'Wrote [0-9]+ kbytes in')
 	kread=$(perf_num "$logdir/boot2.log" 'Read [0-9]+ kbytes in')
@@ -178,7 +191,7 @@ perf_cycle() {
 	awk -v m="$mode" -v r="$round" -v th="$t_hib" -v q="$hib" \
 		-v ih="$init_host" -v iu="$init_up" -v ta="$t_after" -v tk="$t_hook" \
 		-v p="${pages:--}" -v hp="${hpages:--}" -v st="${stored:--}" \
-		-v ph="$phases" -v rp="$rphases" -v wio="$wio" \
+		-v ph="$phases" -v rp="$rphases" -v wio="$wio" -v hrss="$hrss" -v rrss="$rrss" \
 		-v kw="$kwrote" -v kr="$kread" -v kt="$kthreads" 'BEGIN {
 		hib = (th == "" ? "-" : sprintf("%.3f", q - th));
 		res = (ta == "" || ih == "" ? "-" : sprintf("%.3f", ta - (ih - iu)));
@@ -194,6 +207,8 @@ perf_cycle() {
 		n = split(rp, a, /[ ,]+/);
 		for (i = 1; i + 1 <= n; i += 2) { printf " r.%s=%s", a[i], a[i + 1]; rs += a[i + 1] }
 		if (n > 1 && rst != "-") printf " r.restore=%.3f", rst - rs;
+		if (hrss != "") printf " h.rss=%.1f", hrss / 1024;
+		if (rrss != "") printf " r.rss=%.1f", rrss / 1024;
 		if (kw != "") printf " k.wrote=%s", kw;
 		if (kr != "") printf " k.read=%s", kr;
 		if (kt != "") printf " k.threads=%s", kt;
@@ -242,9 +257,10 @@ perf_cycle_retried() {
 	perf_cycle "$1" "$2"
 }
 
-# perf_median MODE KEY: the median of KEY over MODE's records ("-": none).
+# perf_median MODE KEY [max]: the median of KEY over MODE's records ("-":
+# none); with max, the largest.
 perf_median() {
-	awk -v m="$1" -v k="$2" '$1 == m {
+	awk -v m="$1" -v k="$2" -v max="${3:-}" '$1 == m {
 		for (i = 3; i <= NF; i++) {
 			split($i, kv, "=");
 			if (kv[1] == k && kv[2] != "-") v[n++] = kv[2] + 0;
@@ -254,7 +270,8 @@ perf_median() {
 		for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
 			if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
 		x = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-		print k ~ /pages|threads/ ? sprintf("%.0f", x) : k == "stored" ? sprintf("%.1f", x) : sprintf("%.3f", x)
+		if (max != "") x = v[n - 1];
+		print k ~ /pages|threads/ ? sprintf("%.0f", x) : k ~ /stored|rss/ ? sprintf("%.1f", x) : sprintf("%.3f", x)
 	}' "$records"
 }
 
@@ -335,6 +352,13 @@ perf_table() {
 			printf ' %7s' "$(perf_median "$m" "$k")"
 		done
 		printf '\n'
+	done
+	echo
+	echo "torpor's peak RSS (MiB, VmHWM; the largest over the rounds): the hibernating"
+	echo "program (torpord for MODE-d) before the power-off, torpor-resume before the restore"
+	printf '%-10s %9s %9s\n' chain hibernate resume
+	for m in $perf_torpor; do
+		printf '%-10s %9s %9s\n' "$m" "$(perf_median "$m" h.rss max)" "$(perf_median "$m" r.rss max)"
 	done
 	echo
 	echo "the kernel's own phases (medians, seconds): its Wrote line (the compression"

@@ -63,6 +63,7 @@ progress_print_phases(const char *what, const char *const *names,
 	char line[1024];
 	const char *sep = "";
 	size_t i, len = 0;
+	uint64_t hwm_kib;
 
 	line[0] = '\0';
 	for (i = 0; i < n && len < sizeof(line); i++) {
@@ -76,6 +77,9 @@ progress_print_phases(const char *what, const char *const *names,
 		sep = ",";
 	}
 	log_line(TORPOR_LOG_NOTICE, "%s: phases (s):%s", what, line);
+	if (proc_self_status("VmHWM", &hwm_kib) == 0)
+		log_line(TORPOR_LOG_NOTICE, "%s: peak RSS %" PRIu64 " KiB",
+			 what, hwm_kib);
 }
 
 void

@@ -36,7 +36,9 @@ void progress_print(void *ctx, const struct stream_progress *p);
 
 /* Logs one line: "WHAT: phases (s): NAME S, NAME S, ..." for the n phases
  * whose seconds are not negative (a negative one did not run in this
- * process). */
+ * process), then "WHAT: peak RSS N KiB": the most this process has held
+ * in memory so far (VmHWM), which the phase lines are printed late enough
+ * to cover (before the power-off, before the restore). */
 void progress_print_phases(const char *what, const char *const *names,
 			   const double *seconds, size_t n);
 
