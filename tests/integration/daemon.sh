@@ -123,6 +123,10 @@ case_hibernate() {
 	phases=$(grep -cE "^torpord: hibernate: phases \(s\): start-up $num, freeze $num, snapshot $num, write $num, sync $num\$" "$DLOG")
 	[ "$phases" -eq 2 ] ||
 		fail "torpord logged the phases of $phases cycles, expected 2: $(grep phases "$DLOG")"
+	# And after each, the most memory the daemon has held.
+	phases=$(grep -cE "^torpord: hibernate: peak RSS [1-9][0-9]* KiB\$" "$DLOG")
+	[ "$phases" -eq 2 ] ||
+		fail "torpord logged its peak RSS after $phases cycles, expected 2"
 }
 
 case_permissions() {
