@@ -3,8 +3,9 @@
 # Phase times (issue 10): `torpor hibernate -v` prints, before the power-off,
 # the phases up to the commit, its peak RSS and what the process holds
 # before the freeze; back from the cycle, its own phases; `torpor-resume -v`
-# prints its phases and its peak RSS before the restore.  Without -v none of this is printed.  A cycle that
-# aborts prints the phases it went through.
+# prints its phases and its peak RSS before the restore.  Without -v none
+# of this is printed.  A cycle that aborts prints the phases it went
+# through.
 . "$(dirname "$0")/lib.sh"
 
 num='[0-9]+\.[0-9]{3}'

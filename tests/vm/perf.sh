@@ -174,9 +174,11 @@ perf_cycle() {
 	# timing, so a breach fails the case.
 	if [ "${mode#kernel}" = "$mode" ]; then
 		for n in "hibernate:$hrss" "resume:$rrss"; do
-			[ -n "${n#*:}" ] || fail "$mode-$round: no '${n%%:*}: peak RSS' line"
-			[ -n "${n#*:}" ] && [ "${n#*:}" -gt 65536 ] &&
+			if [ -z "${n#*:}" ]; then
+				fail "$mode-$round: no '${n%%:*}: peak RSS' line"
+			elif [ "${n#*:}" -gt 65536 ]; then
 				fail "$mode-$round: ${n%%:*} peaked at ${n#*:} KiB, more than 64 MiB"
+			fi
 		done
 	fi
 	# The kernel's own phases, and the threads and algorithm it used.
