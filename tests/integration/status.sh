@@ -302,7 +302,7 @@ logind)
 	t_run status torpor status
 	expect_out "^logind: +not running: systemd is not the init system" "no systemd"
 	mkdir -p "$SYSROOT/run/systemd/system"
-	printf '#!/bin/sh\n[ "$*" = "--system --timeout=5 call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager CanHibernate" ] || exit 1\necho "s \\"$(cat %s)\\""\n' \
+	printf '#!/bin/sh\n[ "$*" = "--system --timeout=25 call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager CanHibernate" ] || exit 1\necho "s \\"$(cat %s)\\""\n' \
 		"$WORK/answer" >"$WORK/busctl"
 	chmod 755 "$WORK/busctl"
 	export TORPOR_TEST_BUSCTL="$WORK/busctl"
@@ -337,10 +337,16 @@ PY
 	echo "root=/dev/vda" >"$SYSROOT/proc/cmdline"
 	t_run status torpor status
 	expect_out "^logind: +challenge: polkit asks for authentication" "polkit"
-	# busctl failing: said, and the reading still given.
-	echo 'exit 1' >"$WORK/busctl"
+	# busctl failing: said with its exit status, and the reading still
+	# given.
+	printf '#!/bin/sh\necho "Call failed: Access denied" >&2\nexit 3\n' >"$WORK/busctl"
 	t_run status torpor status
-	expect_out "^logind: +unknown: the kernel's resume device is 254:2; logind did not answer CanHibernate" "no answer"
+	expect_out "^logind: +unknown: the kernel's resume device is 254:2; logind did not answer CanHibernate \(busctl exited with status 3\)\$" "no answer, busctl's status"
+	# ... or that logind gave no answer in busctl's time (as busctl's
+	# --timeout does: it fails when the time is up).
+	printf '#!/bin/sh\nsleep 25\nexit 1\n' >"$WORK/busctl"
+	t_run status torpor status
+	expect_out "^logind: +unknown: the kernel's resume device is 254:2; logind did not answer CanHibernate \(no answer within 25 s\)\$" "no answer in time"
 	;;
 bad-config)
 	echo "bogus_key = 1" >>"$CONF"

@@ -25,6 +25,7 @@
 #include "torpor-build.h"
 
 #include "blockdev.h"
+#include "clock.h"
 #include "logind-view.h"
 #include "test-hook.h"
 #include "text.h"
@@ -33,6 +34,11 @@ extern char **environ;
 
 /* Bound of busctl's answer: `s "challenge"` and a newline. */
 #define ANSWER_MAX 256
+
+/* How long busctl waits for logind (its --timeout). */
+#define LOGIND_TIMEOUT_S 25
+#define TEXT_(x) #x
+#define TEXT(x) TEXT_(x)
 
 /* root's path into buf. */
 static int
@@ -65,12 +71,20 @@ busctl_path(void)
 	return test_hook_path("TORPOR_TEST_BUSCTL", "/usr/bin/busctl");
 }
 
-/* Ask logind; answer gets "yes", "no", "challenge" or "na". */
+/*
+ * Ask logind; answer gets "yes", "no", "challenge" or "na".  When busctl
+ * fails, -EIO and why says how: no answer in the time, or its exit status
+ * (its messages go to /dev/null: with SYSTEMD_LOG_LEVEL=debug in the
+ * environment they would be pages long).  The wait is D-Bus's usual
+ * 25 s: logind answered a Debian 12 guest's CanHibernate in more than 5 s
+ * once (TCG, 2 vCPUs, LUKS), and a cut-off then only says "unknown" where
+ * the answer was "yes".
+ */
 static int
-ask_logind(char *answer, size_t size)
+ask_logind(char *answer, size_t size, char *why, size_t why_size)
 {
 	char *const argv[] = { (char *)"busctl", (char *)"--system",
-		(char *)"--timeout=5", (char *)"call",
+		(char *)"--timeout=" TEXT(LOGIND_TIMEOUT_S), (char *)"call",
 		(char *)"org.freedesktop.login1", (char *)"/org/freedesktop/login1",
 		(char *)"org.freedesktop.login1.Manager", (char *)"CanHibernate",
 		NULL };
@@ -80,6 +94,7 @@ ask_logind(char *answer, size_t size)
 	size_t used = 0;
 	ssize_t n;
 	pid_t pid;
+	double t0;
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
@@ -87,6 +102,7 @@ ask_logind(char *answer, size_t size)
 	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
 	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null",
 					 O_WRONLY, 0);
+	t0 = clock_now();
 	r = posix_spawn(&pid, busctl_path(), &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	close(p[1]);
@@ -102,8 +118,18 @@ ask_logind(char *answer, size_t size)
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		if (clock_now() - t0 >= LOGIND_TIMEOUT_S - 0.5)
+			snprintf(why, why_size, "no answer within %d s",
+				 LOGIND_TIMEOUT_S);
+		else if (WIFEXITED(status))
+			snprintf(why, why_size, "busctl exited with status %d",
+				 WEXITSTATUS(status));
+		else
+			snprintf(why, why_size, "busctl was killed by signal %d",
+				 WTERMSIG(status));
 		return -EIO;
+	}
 	/* `s "yes"` */
 	if (strncmp(buf, "s \"", 3) != 0 || !(q = strchr(buf + 3, '"')))
 		return -EBADMSG;
@@ -172,6 +198,7 @@ explain(struct logind_view *v, const char *root, const char *location)
 void
 logind_view(struct logind_view *v, const char *root, const char *location)
 {
+	char failure[64] = "";
 	int r;
 
 	memset(v, 0, sizeof(*v));
@@ -181,7 +208,7 @@ logind_view(struct logind_view *v, const char *root, const char *location)
 			 "systemd is not the init system: `torpor hibernate` is the way to hibernate");
 		return;
 	}
-	r = ask_logind(v->answer, sizeof(v->answer));
+	r = ask_logind(v->answer, sizeof(v->answer), failure, sizeof(failure));
 	if (r < 0)
 		snprintf(v->answer, sizeof(v->answer), "unknown");
 	if (strcmp(v->answer, "no") == 0 || strcmp(v->answer, "challenge") == 0) {
@@ -197,6 +224,7 @@ logind_view(struct logind_view *v, const char *root, const char *location)
 
 		snprintf(v->why + n, sizeof(v->why) - n,
 			 "; logind did not answer CanHibernate (%s)",
-			 r == -ENOENT ? "no /usr/bin/busctl" : strerror(-r));
+			 r == -ENOENT ? "no /usr/bin/busctl" :
+			 failure[0] ? failure : strerror(-r));
 	}
 }
