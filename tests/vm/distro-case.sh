@@ -433,18 +433,28 @@ boot_file() {
 # install_luks: the install boot (tests/vm/distro/luks-install) from a
 # staging copy of the guest's tree on vdb; then the initramfs it built.
 install_luks() {
-	local staging=$logdir/staging.img append limit=$((600 * scale)) typed=$vm_type_when
+	local staging=$logdir/staging.img append limit=$((600 * scale)) typed=$vm_type_when table
 	if [ "$luks_swap" = partition ]; then
-		# (vda4: 64 MiB for the random-key swap, after the disk's end.)
-		truncate -s +64M "$disk"
-		printf 'label: dos\n%s,%s,83\n%s,%s,83\n%s,%s,83\n%s,%s,83\n' \
+		# (vda4: 64 MiB for the random-key swap, after the disk's end;
+		# the size said whole rather than grown, so that it cannot be
+		# grown twice or from a size other than the one above.)
+		truncate -s $(((swap_start + swap_sectors + 64 * 2048) * 512)) "$disk"
+		table=$(printf 'label: dos\n%s,%s,83\n%s,%s,83\n%s,%s,83\n%s,%s,83\n' \
 			"$root_start" "$boot_sectors" \
 			$((root_start + boot_sectors)) $((root_sectors - boot_sectors)) \
-			"$swap_start" "$swap_sectors" $((swap_start + swap_sectors)) $((64 * 2048))
+			"$swap_start" "$swap_sectors" $((swap_start + swap_sectors)) $((64 * 2048)))
 	else
-		printf 'label: dos\n%s,%s,83\n%s,%s,83\n' "$root_start" "$boot_sectors" \
-			$((root_start + boot_sectors)) $((root_sectors + swap_sectors - boot_sectors))
-	fi | sfdisk -q "$disk" || return 1
+		table=$(printf 'label: dos\n%s,%s,83\n%s,%s,83\n' "$root_start" "$boot_sectors" \
+			$((root_start + boot_sectors)) $((root_sectors + swap_sectors - boot_sectors)))
+	fi
+	# (Once, in a clean-clone run, sfdisk refused the fourth partition
+	# with EINVAL, which is what it says when that partition does not fit
+	# the disk; the same table passed before and after.  What it was
+	# given is said, for the next time.)
+	sfdisk -q "$disk" <<<"$table" || {
+		echo "sfdisk refused this table for $disk ($(stat -c %s "$disk") bytes): $(tr '\n' ';' <<<"$table")" >&2
+		return 1
+	}
 	rm -f "$staging"
 	truncate -s 2G "$staging"
 	mkfs.ext4 -q -F -d "$root" "$staging" || return 1
