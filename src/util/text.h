@@ -6,6 +6,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* A number macro as a string literal, for messages and arguments. */
+#define TEXT_OF_(x) #x
+#define TEXT_OF(x) TEXT_OF_(x)
+
 /* A small file (the kernel's /proc and /sys files) into buf, NUL
  * terminated, at most size - 1 bytes: its length, or -errno. */
 ssize_t text_read_small(const char *path, char *buf, size_t size);

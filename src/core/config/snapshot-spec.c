@@ -4,10 +4,7 @@
 
 #include "config.h"
 #include "snapshot-spec.h"
-
-/* A number macro as a string literal, for messages. */
-#define TEXT_OF_(x)	#x
-#define TEXT_OF(x)	TEXT_OF_(x)
+#include "text.h"
 
 enum torpor_snapshot_kind
 snapshot_spec_kind(const char *spec)

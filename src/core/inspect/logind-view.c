@@ -37,8 +37,6 @@ extern char **environ;
 
 /* How long busctl waits for logind (its --timeout). */
 #define LOGIND_TIMEOUT_S 25
-#define TEXT_(x) #x
-#define TEXT(x) TEXT_(x)
 
 /* root's path into buf. */
 static int
@@ -84,7 +82,7 @@ static int
 ask_logind(char *answer, size_t size, char *why, size_t why_size)
 {
 	char *const argv[] = { (char *)"busctl", (char *)"--system",
-		(char *)"--timeout=" TEXT(LOGIND_TIMEOUT_S), (char *)"call",
+		(char *)"--timeout=" TEXT_OF(LOGIND_TIMEOUT_S), (char *)"call",
 		(char *)"org.freedesktop.login1", (char *)"/org/freedesktop/login1",
 		(char *)"org.freedesktop.login1.Manager", (char *)"CanHibernate",
 		NULL };
