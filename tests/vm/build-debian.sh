@@ -17,7 +17,11 @@
 #            with cryptsetup and lvm2 as well, for the encrypted layouts
 #            (and cryptsetup-initramfs, which initramfs-tools needs to
 #            unlock a disk)
-# Prints the tarball's path on stdout.
+# Prints the tarball's path on stdout.  Two calls for the same tarball at
+# once (tests/vm/prepare.sh builds ahead of the cases) build it once: the
+# second waits for the first.  TORPOR_VM_TIMES, when set, names a file
+# that gets a line "RELEASE-KIND SECONDS" for each tarball built (the
+# table at the end of scripts/test).
 # Exit: 0 built or cached, 77 the package archive cannot be reached,
 # 1 any other failure.
 set -eu
@@ -56,6 +60,8 @@ recipe=3
 key=$(echo "$recipe $release $kind $pkgs" | sha256sum | cut -c1-16)
 mkdir -p "$cache"
 tarball=$cache/$release-$kind-$key.tar
+exec 9>"$cache/.lock-$release-$kind"
+flock 9
 if [ -s "$tarball" ]; then
 	echo "$tarball"
 	exit 0
@@ -77,6 +83,7 @@ tmp=$tarball.tmp.$$
 log=$cache/build-$release-$kind.log
 trap 'rm -f "$tmp"' EXIT
 echo "build-debian: building $tarball (log: $log)" >&2
+began=$EPOCHSECONDS
 hooks=(--customize-hook='rm -f "$1"/var/cache/apt/archives/*.deb')
 if [ "$kind" != build ]; then
 	# The guest's root is /dev/vda1 (ext4), its swap /dev/vda2: an fstab
@@ -111,6 +118,8 @@ if ! mmdebstrap --variant=minbase --format=tar --include="$pkgs" \
 	exit 1
 fi
 mv "$tmp" "$tarball"
+[ -z "${TORPOR_VM_TIMES:-}" ] ||
+	echo "$release-$kind $((EPOCHSECONDS - began))" >>"$TORPOR_VM_TIMES"
 # Older tarballs of this release and kind are stale: their inputs changed
 # (debian12-KIND-*: bookworm's, named before there were other releases).
 old_names=("$cache/$release-$kind"-*.tar)

@@ -87,45 +87,16 @@ builddir=$(cd "$3" && pwd)
 logdir=${4:-$builddir/tests/vm/vm-logs/$case_name}
 mkdir -p "$logdir"
 logdir=$(cd "$logdir" && pwd)
+rm -f "$logdir/steps.txt"
 scale=${TORPOR_VM_TIMEOUT_SCALE:-1}
 cache=${TORPOR_VM_CACHE:-/var/cache/torpor-vm}
 MEM=512
 
 . "$here/qemu-lib.sh"
+. "$here/distro-lib.sh"
 die() { fail "$*"; exit 1; }
 
-# The case's name: distro-[RELEASE-]WHAT[-efi].  RELEASE: bookworm (the
-# default: Debian 12), trixie (Debian 13) or sid (unstable); -efi boots
-# through OVMF instead of SeaBIOS.
-release=bookworm gen=initramfs-tools corrupt=0 stale=0 action=hibernate efi=0
-# layout: swap (an ext4 root, a swap partition), btrfs (Fedora's: a
-# btrfs root, zram swap only, the image in a NOCOW file on the root) or
-# luks (Debian's encrypted LVM, see the top; luks_swap=file: Ubuntu's swap
-# file instead of the swap volume, partition: a LUKS swap partition).
-layout=swap luks_swap=lv
-what=${case_name#distro-}
-case "$what" in
-bookworm-* | trixie-* | sid-*) release=${what%%-*} what=${what#*-} ;;
-esac
-case "$what" in
-*-efi) efi=1 what=${what%-efi} ;;
-esac
-case "$what" in
-initramfs-tools) ;;
-suspend-then-hibernate) action=suspend-then-hibernate ;;
-corrupt) corrupt=1 ;;
-stale) stale=1 ;;
-stale-root) stale=2 ;;
-dracut) gen=dracut ;;
-dracut-corrupt) gen=dracut corrupt=1 ;;
-btrfs) gen=dracut layout=btrfs ;;
-btrfs-stale-root) gen=dracut layout=btrfs stale=3 ;;
-luks-lvm) layout=luks ;;
-dracut-luks-lvm) gen=dracut layout=luks ;;
-luks-swapfile) layout=luks luks_swap=file ;;
-luks-swap-partition) layout=luks luks_swap=partition ;;
-*) echo "distro-case: unknown case '$case_name'" >&2; exit 1 ;;
-esac
+distro_parse "$case_name" || exit 1
 
 # --- What the case needs on the host -------------------------------------
 if ! command -v qemu-system-x86_64 >/dev/null || ! command -v mmdebstrap >/dev/null ||
@@ -155,8 +126,7 @@ if [ "$efi" = 1 ]; then
 fi
 
 # --- The release's root filesystem and build chroot (cached) -------------
-kind=$gen
-[ "$layout" = luks ] && kind=$gen-crypt
+step_start rootfs
 tarball=$("$here/build-debian.sh" "$release" "$kind" "$cache")
 case $? in
 0) ;;
@@ -170,39 +140,15 @@ case $? in
 *) die "building the $release build chroot failed (see $cache/build-$release-build.log)" ;;
 esac
 
+step_end rootfs
+
 # --- torpor, built in a chroot of the release for /usr as README says -----
-# The release's compiler, meson and libraries, -Werror, as its packager
-# would; installed from there into the guest's root below.
-bchroot=$builddir/vm-chroot-$release
-pb=$builddir/vm-distro-$release
-if [ "$(cat "$bchroot.stamp" 2>/dev/null)" != "$buildtar" ]; then
-	rm -rf "$bchroot" "$pb"
-	mkdir -p "$bchroot"
-	tar -xf "$buildtar" -C "$bchroot" || die "unpacking $buildtar failed"
-	echo "$buildtar" >"$bchroot.stamp"
-fi
-mkdir -p "$pb"
-# in_build DEST CMD...: run CMD in the build chroot, the source at /src
-# (read-only), the build directory at /build, DEST (if not empty) at /dest.
-in_build() {
-	unshare --mount --propagation private -- sh -c '
-		r=$1 s=$2 b=$3 d=$4; shift 4
-		mkdir -p "$r/src" "$r/build" "$r/dest" &&
-		mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" &&
-		mount --bind "$s" "$r/src" && mount -o remount,bind,ro "$r/src" &&
-		mount --bind "$b" "$r/build" &&
-		{ [ -z "$d" ] || mount --bind "$d" "$r/dest"; } &&
-		exec chroot "$r" "$@"' sh "$bchroot" "$srcdir" "$pb" "$1" "${@:2}"
-}
-if [ ! -f "$pb/build.ninja" ]; then
-	in_build "" meson setup /build /src --prefix=/usr --sysconfdir=/etc \
-		--localstatedir=/var -Dtests=disabled -Dbuildtype=debugoptimized \
-		-Dwerror=true >"$logdir/meson-setup.log" 2>&1 ||
-		{ cat "$logdir/meson-setup.log" >&2; die "meson setup in the $release chroot failed"; }
-fi
-in_build "" ninja -C /build -j2 >"$logdir/ninja.log" 2>&1 ||
-	{ tail -30 "$logdir/ninja.log" >&2; die "building torpor in the $release chroot failed (-Werror)"; }
+step_start torpor-build
+distro_build_torpor "$release" "$buildtar" "$srcdir" "$builddir" "$logdir" ||
+	die "torpor could not be built in the $release chroot"
 note "built in $release: $(in_build "" cc --version | head -n1), $(in_build "" meson --version | head -n1) meson"
+step_end torpor-build
+step_start guest
 
 # --- The guest: root filesystem, configuration, initramfs -----------------
 root=$logdir/root
@@ -352,6 +298,7 @@ else
 fi || { tail -30 "$logdir/initramfs.log" >&2; die "$gen failed"; }
 initrd=$logdir/initrd.img
 cp "$root/boot/initrd.img-$kver" "$initrd" || die "no initrd.img-$kver in the guest"
+step_end guest
 
 # check_initrd PATH: what went into the initramfs at PATH (in the guest's
 # root): torpor-resume, the chain's plugins and their libraries, the
@@ -494,6 +441,7 @@ swap_start=$((root_start + root_sectors))
 rm -f "$disk"
 truncate -s $(((swap_start + swap_sectors) * 512)) "$disk"
 resume_words= image_at=
+step_start disk
 if [ "$layout" = btrfs ]; then
 	root_sectors=$((root_sectors + swap_sectors))
 	printf 'label: dos\n%s,%s,83\n' "$root_start" "$root_sectors" | sfdisk -q "$disk" ||
@@ -519,6 +467,7 @@ else
 		swapdisk=$disk swap_at=$((swap_start * 512)) disks=("$disk")
 	fi
 fi
+step_end disk
 swap_tail() {
 	dd if="$swapdisk" bs=1 skip=$((swap_at + 4086)) count=10 2>/dev/null | tr -d '\0'
 }

@@ -29,6 +29,24 @@ fail() {
 }
 note() { echo "vm: $case_name: $*"; }
 
+# Where a case's time goes, for scripts/test's table (scripts/time-table):
+# "NAME SECONDS" lines in $logdir/steps.txt, one a step (a boot, building
+# the guest, ...).  step_start NAME notes when a step began; step_end NAME
+# writes its line.  qemu_boot_once writes one line a boot.
+declare -A step_began=()
+step_start() { step_began[$1]=${EPOCHREALTIME/./}; }
+step_end() {
+	local now=${EPOCHREALTIME/./} began=${step_began[$1]:-}
+	[ -n "$began" ] && [ -n "${logdir:-}" ] || return 0
+	step_line "$1" "$began" "$now"
+	unset "step_began[$1]"
+}
+# step_line NAME START END (microseconds)
+step_line() {
+	local us=$(($3 - $2))
+	printf '%s %d.%03d\n' "$1" $((us / 1000000)) $((us / 1000 % 1000)) >>"$logdir/steps.txt"
+}
+
 # Prefix every serial line with the host time since QEMU started, in
 # seconds: the guest's own clocks jump across a resume, the host's do not.
 stamp_lines() {
@@ -316,6 +334,7 @@ qemu_boot_once() {
 		rm -f "$log.in" "$log.raw"
 	fi
 	end=${EPOCHREALTIME/./}
+	[ -z "${logdir:-}" ] || step_line "$(basename "$log" .log)" "$start" "$end"
 	boot_secs=$(((end - start) / 1000))
 	boot_secs=$((boot_secs / 1000)).$(printf '%03d' $((boot_secs % 1000)))
 }

@@ -100,7 +100,7 @@ lockdown) expect=lockdown ;;
 esac
 
 guest=$logdir/guest
-rm -f "$logdir"/boot*.log "$logdir/timing.txt"
+rm -f "$logdir"/boot*.log "$logdir/timing.txt" "$logdir/steps.txt"
 mkdir -p "$guest"
 disk=$logdir/disk.img
 rm -f "$disk"

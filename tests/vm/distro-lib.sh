@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared by distro-case.sh and prepare.sh (sourced): what a distribution
+# case's name says, and torpor built in a chroot of the case's release.
+
+# distro_parse NAME: set release, gen, layout, luks_swap, corrupt, stale,
+# action and efi from a case's name, distro-[RELEASE-]WHAT[-efi].
+# RELEASE: bookworm (the default: Debian 12), trixie (Debian 13) or sid
+# (unstable); -efi boots through OVMF instead of SeaBIOS.  layout: swap
+# (an ext4 root, a swap partition), btrfs (Fedora's: a btrfs root, zram
+# swap only, the image in a NOCOW file on the root) or luks (Debian's
+# encrypted LVM, see distro-case.sh; luks_swap=file: Ubuntu's swap file
+# instead of the swap volume, partition: a LUKS swap partition).
+# Also sets kind, the root filesystem's tarball kind (build-debian.sh).
+distro_parse() {
+	local what=${1#distro-}
+	release=bookworm gen=initramfs-tools corrupt=0 stale=0 action=hibernate efi=0
+	layout=swap luks_swap=lv
+	case "$what" in
+	bookworm-* | trixie-* | sid-*) release=${what%%-*} what=${what#*-} ;;
+	esac
+	case "$what" in
+	*-efi) efi=1 what=${what%-efi} ;;
+	esac
+	case "$what" in
+	initramfs-tools) ;;
+	suspend-then-hibernate) action=suspend-then-hibernate ;;
+	corrupt) corrupt=1 ;;
+	stale) stale=1 ;;
+	stale-root) stale=2 ;;
+	dracut) gen=dracut ;;
+	dracut-corrupt) gen=dracut corrupt=1 ;;
+	btrfs) gen=dracut layout=btrfs ;;
+	btrfs-stale-root) gen=dracut layout=btrfs stale=3 ;;
+	luks-lvm) layout=luks ;;
+	dracut-luks-lvm) gen=dracut layout=luks ;;
+	luks-swapfile) layout=luks luks_swap=file ;;
+	luks-swap-partition) layout=luks luks_swap=partition ;;
+	*) echo "distro-case: unknown case '$1'" >&2; return 1 ;;
+	esac
+	kind=$gen
+	[ "$layout" = luks ] && kind=$gen-crypt
+	return 0
+}
+
+# in_build DEST CMD...: run CMD in the build chroot ($bchroot), the source
+# ($srcdir) at /src (read-only), the build directory ($pb) at /build, DEST
+# (if not empty) at /dest.
+in_build() {
+	unshare --mount --propagation private -- sh -c '
+		r=$1 s=$2 b=$3 d=$4; shift 4
+		mkdir -p "$r/src" "$r/build" "$r/dest" &&
+		mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" &&
+		mount --bind "$s" "$r/src" && mount -o remount,bind,ro "$r/src" &&
+		mount --bind "$b" "$r/build" &&
+		{ [ -z "$d" ] || mount --bind "$d" "$r/dest"; } &&
+		exec chroot "$r" "$@"' sh "$bchroot" "$srcdir" "$pb" "$1" "${@:2}"
+}
+
+# distro_build_torpor RELEASE BUILDTAR SRCDIR BUILDDIR LOGDIR: torpor built
+# in RELEASE's chroot (unpacked from BUILDTAR into BUILDDIR/vm-chroot-
+# RELEASE) for /usr, as README says: the release's compiler, meson and
+# libraries, -Werror, as its packager would; the build directory is
+# BUILDDIR/vm-distro-RELEASE.  Sets bchroot, pb and srcdir for in_build.
+# One build at a time for a release (prepare.sh builds ahead of the cases).
+distro_build_torpor() {
+	local rel=$1 buildtar=$2 log=$5 rc=0
+	srcdir=$3 bchroot=$4/vm-chroot-$1 pb=$4/vm-distro-$1
+	exec 8>"$bchroot.lock"
+	flock 8
+	if [ "$(cat "$bchroot.stamp" 2>/dev/null)" != "$buildtar" ]; then
+		rm -rf "$bchroot" "$pb"
+		mkdir -p "$bchroot"
+		tar -xf "$buildtar" -C "$bchroot" ||
+			{ echo "vm: unpacking $buildtar failed" >&2; rc=1; }
+		[ "$rc" != 0 ] || echo "$buildtar" >"$bchroot.stamp"
+	fi
+	mkdir -p "$pb"
+	if [ "$rc" = 0 ] && [ ! -f "$pb/build.ninja" ]; then
+		in_build "" meson setup /build /src --prefix=/usr --sysconfdir=/etc \
+			--localstatedir=/var -Dtests=disabled -Dbuildtype=debugoptimized \
+			-Dwerror=true >"$log/meson-setup.log" 2>&1 ||
+			{ cat "$log/meson-setup.log" >&2
+			  echo "vm: meson setup in the $rel chroot failed" >&2; rc=1; }
+	fi
+	if [ "$rc" = 0 ]; then
+		in_build "" ninja -C /build -j2 >"$log/ninja.log" 2>&1 ||
+			{ tail -30 "$log/ninja.log" >&2
+			  echo "vm: building torpor in the $rel chroot failed (-Werror)" >&2; rc=1; }
+	fi
+	flock -u 8
+	exec 8>&-
+	return $rc
+}
