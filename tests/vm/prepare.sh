@@ -33,13 +33,14 @@ case_name=prepare
 . "$here/qemu-lib.sh"
 . "$here/distro-lib.sh"
 
-# The tarballs, a release's build chroot first (torpor's build needs it).
-tarballs=() releases=()
+# The tarballs, the releases' build chroots first, in the order of the
+# releases (torpor's builds need them, and start as each is there).
+tarballs=() builds=() releases=()
 for c in "$@"; do
 	case "$c" in distro-*) ;; *) continue ;; esac
 	distro_parse "$c" || exit 1
 	case " ${releases[*]} " in *" $release "*) ;; *)
-		releases+=("$release") tarballs=("$release build" "${tarballs[@]}") ;;
+		releases+=("$release") builds+=("$release build") ;;
 	esac
 	case " ${tarballs[*]/ /:} " in *" $release:$kind "*) ;; *)
 		tarballs+=("$release $kind") ;;
@@ -47,18 +48,27 @@ for c in "$@"; do
 done
 [ ${#releases[@]} -gt 0 ] || exit 0
 
+# torpor in each release's chroot, one build at a time, each as soon as
+# its chroot's tarball is there (build-debian.sh waits for the one under
+# way), beside the tarballs still being built.
+(
+	rc=0
+	for release in "${releases[@]}"; do
+		buildtar=$("$here/build-debian.sh" "$release" build "$cache") || { rc=1; continue; }
+		mkdir -p "$logdir/$release"
+		step_start "torpor-build-$release"
+		distro_build_torpor "$release" "$buildtar" "$srcdir" "$builddir" "$logdir/$release" || rc=1
+		step_end "torpor-build-$release"
+	done
+	exit $rc
+) &
+torpor_builds=$!
+
 step_start tarballs
-printf "%s $cache\n" "${tarballs[@]}" |
+printf "%s $cache\n" "${builds[@]}" "${tarballs[@]}" |
 	xargs -P "$jobs" -L 1 sh -c '"$0" "$@" >/dev/null' "$here/build-debian.sh" 2>&1 |
 	sed 's/^/prepare: /'
 rc=${PIPESTATUS[1]}
 step_end tarballs
-
-for release in "${releases[@]}"; do
-	buildtar=$("$here/build-debian.sh" "$release" build "$cache") || { rc=1; continue; }
-	mkdir -p "$logdir/$release"
-	step_start "torpor-build-$release"
-	distro_build_torpor "$release" "$buildtar" "$srcdir" "$builddir" "$logdir/$release" || rc=1
-	step_end "torpor-build-$release"
-done
+wait "$torpor_builds" || rc=1
 exit "$rc"
