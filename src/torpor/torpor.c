@@ -507,7 +507,8 @@ cmd_status(int argc, char **argv)
 	if (r != CLIENT_NO_DAEMON)
 		return r;
 	session_open(&s, arg_config, arg_plugin_dir, false);
-	r = status_report(&s, stdout, arg_json);
+	r = status_report(&s, stdout, arg_json,
+			  &(struct status_daemon){ .socket = arg_socket });
 	session_close(&s);
 	return r < 0 ? EXIT_FAILURE : r;
 }

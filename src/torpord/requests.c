@@ -138,7 +138,7 @@ request_event(struct conn *c, const char *type, const char *key,
 }
 
 /* Text a report function wrote to a memory stream. */
-typedef int (*report_fn)(struct torpor_session *s, FILE *out, bool json);
+typedef int (*report_fn)(struct torpord *d, FILE *out, bool json);
 
 static void
 run_report(struct torpord *d, struct conn *c, report_fn fn, bool json)
@@ -155,7 +155,7 @@ run_report(struct torpord *d, struct conn *c, report_fn fn, bool json)
 		if (!json)
 			fprintf(f, "daemon:     torpord, pid %d, configuration loaded %s",
 				(int)getpid(), ctime(&d->loaded_at));
-		r = fn(d->s, f, json);
+		r = fn(d, f, json);
 		fclose(f);
 	}
 	capture_end(&cap);
@@ -165,10 +165,21 @@ run_report(struct torpord *d, struct conn *c, report_fn fn, bool json)
 }
 
 static int
-plugins_fn(struct torpor_session *s, FILE *out, bool json)
+plugins_fn(struct torpord *d, FILE *out, bool json)
 {
-	plugins_report(s, out, json);
+	plugins_report(d->s, out, json);
 	return 0;
+}
+
+/* The socket named is the one this client came through. */
+static int
+status_fn(struct torpord *d, FILE *out, bool json)
+{
+	const struct status_daemon self = {
+		.socket = d->socket_path, .self = true,
+	};
+
+	return status_report(d->s, out, json, &self);
 }
 
 /* status, verify and invalidate initialise and arrange the plugins their
@@ -178,7 +189,7 @@ static void
 do_status(struct torpord *d, struct conn *c, const struct json_object *o)
 {
 	torpord_unprepare(d);
-	run_report(d, c, status_report, json_get_bool(o, "json", false));
+	run_report(d, c, status_fn, json_get_bool(o, "json", false));
 	torpord_prepare(d);
 }
 

@@ -86,6 +86,28 @@ setup_signals(struct torpord *d)
 	return 0;
 }
 
+/* The path systemd's socket is bound to, for status to name; else the
+ * default stays. */
+static void
+name_activated_socket(struct torpord *d)
+{
+	struct sockaddr_un sa;
+	socklen_t len = sizeof(sa);
+	size_t n;
+
+	if (getsockname(d->listen_fd, (struct sockaddr *)&sa, &len) < 0 ||
+	    sa.sun_family != AF_UNIX || len <= offsetof(struct sockaddr_un, sun_path))
+		return;
+	n = len - offsetof(struct sockaddr_un, sun_path);
+	if (n > sizeof(sa.sun_path))
+		n = sizeof(sa.sun_path);
+	if (sa.sun_path[0] == '\0')
+		return;	/* abstract */
+	memcpy(d->socket_name, sa.sun_path, n);
+	d->socket_name[n] = '\0';
+	d->socket_path = d->socket_name;
+}
+
 /* LISTEN_FDS from systemd, for us: fd 3 is the socket. */
 static int
 activated_socket(void)
@@ -297,7 +319,9 @@ main(int argc, char **argv)
 	if (setup_signals(&d) < 0)
 		return EXIT_FAILURE;
 	d.listen_fd = activated_socket();
-	if (d.listen_fd < 0)
+	if (d.listen_fd >= 0)
+		name_activated_socket(&d);
+	else
 		d.listen_fd = make_socket(&d);
 	if (d.listen_fd < 0)
 		return EXIT_FAILURE;

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <time.h>
 
 #include "cycle.h"
@@ -44,7 +45,9 @@ struct conn {
 struct torpord {
 	const char *config_path;	/* --config, or NULL: the default */
 	const char *plugin_dir;		/* --plugin-dir, or NULL */
-	const char *socket_path;
+	const char *socket_path;	/* where it listens (status says it) */
+	/* systemd's socket's path */
+	char socket_name[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
 	bool socket_created;		/* by us: removed at exit */
 	int listen_fd;
 	int signal_pipe[2];
