@@ -340,14 +340,14 @@ check_request(struct torpord *d, struct conn *c, const struct json_object *o)
 	const struct request_kind *k = find_kind(name);
 
 	if (json_get_int(o, "v", -1) != PROTOCOL_VERSION) {
-		log_warning("pid %d uid %u: protocol version is not %d: refused",
-			    (int)c->pid, (unsigned)c->uid, PROTOCOL_VERSION);
+		conn_log(d, c, "protocol version is not %d: refused",
+			 PROTOCOL_VERSION);
 		request_error(c, "unsupported protocol version (torpord speaks 1)");
 		return NULL;
 	}
 	if (!k) {
-		log_warning("pid %d uid %u: unknown request '%s': refused",
-			    (int)c->pid, (unsigned)c->uid, name ? name : "");
+		conn_log(d, c, "unknown request '%.64s': refused",
+			 name ? name : "");
 		request_error(c, "unknown request");
 		return NULL;
 	}
@@ -355,8 +355,7 @@ check_request(struct torpord *d, struct conn *c, const struct json_object *o)
 		const struct group *g = d->has_group ? getgrgid(d->group) : NULL;
 		char why[256];
 
-		log_warning("pid %d uid %u: %s: permission denied",
-			    (int)c->pid, (unsigned)c->uid, k->name);
+		conn_log(d, c, "%s: permission denied", k->name);
 		if (g)
 			snprintf(why, sizeof(why), "permission denied: '%s' is for root and the members of group %s (usermod -aG %s USER, then log in again)",
 				 k->name, g->gr_name, g->gr_name);
@@ -387,8 +386,7 @@ request_handle(struct torpord *d, struct conn *c)
 	char err[128];
 
 	if (json_parse_object(c->in.buf, c->in.len, &o, err, sizeof(err)) < 0) {
-		log_warning("pid %d uid %u: malformed request (%s): dropped",
-			    (int)c->pid, (unsigned)c->uid, err);
+		conn_log(d, c, "malformed request (%s): dropped", err);
 		request_error(c, "malformed request");
 		proto_in_reset(&c->in);
 		return;

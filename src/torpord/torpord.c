@@ -22,6 +22,10 @@
 #include "log.h"
 #include "torpord.h"
 
+/* Connects waiting to be accepted on a socket we make (torpord.socket's
+ * is systemd's default, SOMAXCONN): every turn of the loop takes them. */
+#define LISTEN_BACKLOG TORPORD_MAX_CONNS
+
 volatile sig_atomic_t torpord_got_hup, torpord_got_term, torpord_cancel;
 static int signal_write_fd = -1;
 
@@ -211,7 +215,7 @@ make_socket(struct torpord *d)
 	old = umask(0111);
 	r = bind(fd, (struct sockaddr *)&sa, len);
 	umask(old);
-	if (r < 0 || listen(fd, 16) < 0) {
+	if (r < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
 		r = log_error_errno(-errno, "could not listen on %s: %m", d->socket_path);
 		close(fd);
 		return r;
