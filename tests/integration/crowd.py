@@ -14,7 +14,7 @@
 # its limits (it holds all it may); it stops when STOP exists or after
 # MAX_TURNS turns (each 5 to 55 ms), closes everything, and writes REPORT:
 # JSON counts of connects, refusals ("limit": true) and connections
-# torpord ended otherwise.
+# torpord ended otherwise, and the first few reasons it was refused.
 import json
 import os
 import random
@@ -39,7 +39,7 @@ def main(argv):
     hold, max_turns = int(hold), int(argv[7])
     rng = random.Random(41)
     socks, n = {}, {"connects": 0, "refused": 0, "ended": 0,
-                    "connect_failed": 0, "turns": 0}
+                    "connect_failed": 0, "turns": 0, "reasons": []}
     k = 0
     while n["turns"] < max_turns and not os.path.exists(stop):
         n["turns"] += 1
@@ -78,6 +78,9 @@ def main(argv):
                 continue  # a reply it does not care for
             if data:
                 n["refused"] += 1
+                why = json.loads(data[4:4 + struct.unpack(">I", data[:4])[0]])
+                if why["error"] not in n["reasons"] and len(n["reasons"]) < 8:
+                    n["reasons"].append(why["error"])
                 if n["refused"] == 1:
                     open(ready, "w").close()
             else:

@@ -33,6 +33,9 @@
 #                descriptors and memory come back down
 #   crowd-garbage  the same with oversized, malformed and half-written
 #                requests; what the crowd makes torpord log is bounded
+#   crowd-many   seven such users, more than the slots other users may
+#                hold: root still gets in, and another user takes its
+#                share from the crowd
 #   dropped      a socket that drops every connection: each command says
 #                so and exits 1 (no SIGPIPE), root's hibernate runs
 #                directly and says why; a cancel that cannot be sent is
@@ -78,6 +81,13 @@ as_member() { setpriv --reuid=nobody --regid=nogroup --groups="$GROUP" "$@"; }
 as_other() { setpriv --reuid=65533 --regid=65533 --clear-groups "$@"; }
 raw() { python3 "$CLIENT" "$SOCK" "$@"; }
 REQ_HIB='{"v": 1, "request": "hibernate"}'
+
+# expect_daemon_json SOCKET true|false WHAT: $OUT, status --json, names
+# that socket and whether a daemon runs there.
+expect_daemon_json() {
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["daemon"]; sys.exit(d != {"socket": sys.argv[2], "running": sys.argv[3] == "true"})' \
+		"$OUT" "$1" "$2" || fail "$3: $(cat "$OUT")"
+}
 
 # The events of a hibernation, as a client got them, are in order.
 check_events() {	# check_events FILE
@@ -360,6 +370,8 @@ case_systemd() {
 	DPID=$(sed -n 's/^PID //p' "$notes")
 	t_run "status" tc status
 	expect_rc 0 "status through the socket systemd made"
+	t_run "status --json" tc status --json
+	expect_daemon_json "$SOCK" true "status --json does not name systemd's socket"
 	kill -HUP "$DPID"
 	wait_line "$notes" '^RELOADING=1' || fail "no RELOADING=1 on SIGHUP"
 	[ "$(grep -c '^READY=1' "$notes")" -ge 1 ] || fail "no READY=1 after the reload"
@@ -504,17 +516,22 @@ stop_daemon_cleanly() {
 	[ "$r" -eq 0 ] || fail "torpord exited with status $r: $(tail -5 "$DLOG")"
 }
 
-# crowd_case MODE: nobody holds 70 connections (more than TORPORD_MAX_CONNS
-# and 8 times its share) and opens a new one whenever torpord closes one.
+# crowd_case MODE USERS: USERS users (nobody, then uids 65501...) each
+# hold HOLD connections (one user: 70, more than TORPORD_MAX_CONNS; else
+# 12, 4 more than each may) and open a new one whenever torpord closes
+# one.  Seven users want more than the 48 slots users other than root and
+# the group may hold: they take slots from each other, and a newcomer
+# takes one from them.
 crowd_case() {
-	local mode=$1 py crowd n ok root_ok base_fds base_rss rss fds max_fds=0
-	local limit=8	# TORPORD_MAX_CONNS_PER_USER
+	local mode=$1 users=$2 py n ok root_ok base_fds base_rss rss fds
+	local max_fds=0 hold=70 uid pids=() crowd
+	local limit=8 shared=48	# TORPORD_MAX_CONNS_PER_USER, 64 - 16 reserved
 	[ "$(id -u)" = 0 ] || { echo "SKIP: needs root to become other users"; exit 77; }
 	py=$(nobody_python) || { echo "SKIP: no python3 that nobody may run"; exit 77; }
+	[ "$users" -eq 1 ] || hold=12
 	write_config sim:8M lzo
 	chmod 755 "$WORK"
-	mkdir "$WORK/crowd"
-	chown nobody "$WORK/crowd"
+	mkdir -m 777 "$WORK/crowd"
 	start_daemon
 	# What the requests keep allocated, allocated: a cycle, statuses,
 	# and plugins, answered once the cycle after the last status is
@@ -523,12 +540,17 @@ crowd_case() {
 	for _ in $(seq 5); do tc status >/dev/null 2>&1; done
 	tc plugins >/dev/null 2>&1
 	base_fds=$(daemon_fds) base_rss=$(daemon_rss)
-	as_nobody "$py" "$CROWD" "$SOCK" 70 "$mode" "$WORK/crowd/ready" \
-		"$WORK/crowd/stop" "$WORK/crowd/report" 12000 &
-	crowd=$!
-	wait_until test -e "$WORK/crowd/ready" ||
-		fail "nobody's connections were never refused at its limit"
-
+	for n in $(seq "$users"); do
+		uid=$((n == 1 ? 65534 : 65499 + n))
+		setpriv --reuid="$uid" --regid="$uid" --clear-groups \
+			"$py" "$CROWD" "$SOCK" "$hold" "$mode" "$WORK/crowd/ready.$n" \
+			"$WORK/crowd/stop" "$WORK/crowd/report.$n" 12000 &
+		pids+=($!)
+	done
+	for n in $(seq "$users"); do
+		wait_until test -e "$WORK/crowd/ready.$n" ||
+			fail "crowd user $n's connections were never refused at its limit"
+	done
 	t_run "hibernate" tc hibernate --test
 	expect_rc 0 "root's hibernate --test with the socket crowded"
 	expect_err 'through torpord' "root's hibernate went through torpord"
@@ -547,18 +569,31 @@ crowd_case() {
 	done
 	[ "$ok" -eq 5 ] || fail "another user's status answered $ok times of 5 with the socket crowded"
 	echo "under the crowd: root's status answered $root_ok times of 20, another user's $ok of 5; descriptors $base_fds before, $max_fds at most"
-	# Its own connections beyond its share, a root status in flight and
-	# what a status opens: far from the 70 it tries to hold.
-	[ "$max_fds" -le $((base_fds + limit + 4)) ] ||
+	# The crowd's connections within its limits, a root status in flight
+	# and what a status opens: far from the $((users * hold)) it tries
+	# to hold.
+	n=$((users * limit < shared ? users * limit : shared))
+	[ "$max_fds" -le $((base_fds + n + 4)) ] ||
 		fail "torpord held $max_fds descriptors with the socket crowded, $base_fds before"
 
 	touch "$WORK/crowd/stop"
-	wait "$crowd" || fail "the crowd failed"
-	echo "the crowd: $(cat "$WORK/crowd/report")"
-	python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["refused"] == 0)' \
-		"$WORK/crowd/report" || fail "none of the crowd's connections was refused"
-	grep -q "uid 65534: too many connections: uid 65534 holds $limit, the most one user may: refused" "$DLOG" ||
-		fail "torpord does not say why it refused nobody"
+	for crowd in "${pids[@]}"; do
+		wait "$crowd" || fail "a crowd user failed"
+	done
+	for n in $(seq "$users"); do
+		echo "crowd user $n: $(cat "$WORK/crowd/report.$n")"
+		python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["refused"] == 0)' \
+			"$WORK/crowd/report.$n" || fail "none of crowd user $n's connections was refused"
+	done
+	if [ "$users" -eq 1 ]; then
+		grep -q "uid 65534: too many connections: uid 65534 holds $limit, the most one user may: refused" "$DLOG" ||
+			fail "torpord does not say why it refused nobody"
+	else
+		# (The log has the first 20 lines of the refusals only.)  The
+		# other user's status, answered above, took a slot from them.
+		grep -q "too many connections: the $shared that users other than root and \[torpor\] group may hold are taken" "$WORK"/crowd/report.* ||
+			fail "the crowd never found the users' slots all taken"
+	fi
 	kill -0 "$DPID" || fail "torpord died under the crowd"
 	wait_until fds_at_most "$base_fds" ||
 		fail "torpord holds $(daemon_fds) descriptors once the crowd left, $base_fds before"
@@ -575,15 +610,19 @@ crowd_case() {
 }
 
 case_crowd() {
-	crowd_case idle
+	crowd_case idle 1
 	t_run "status --json" tc status --json
-	python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["daemon"]; sys.exit(d != {"socket": sys.argv[2], "running": True})' \
-		"$OUT" "$SOCK" || fail "status --json does not name the socket it asked: $(cat "$OUT")"
+	expect_daemon_json "$SOCK" true "status --json does not name the socket it asked"
+	stop_daemon_cleanly
+}
+
+case_crowd_many() {
+	crowd_case idle 7
 	stop_daemon_cleanly
 }
 
 case_crowd_garbage() {
-	crowd_case garbage
+	crowd_case garbage 1
 	# What an unprivileged user makes torpord log is bounded: the line
 	# that counts what was left out comes once a window of 10 s is over.
 	wait_until grep -q 'more lines about unprivileged clients left out' "$DLOG" ||
@@ -639,13 +678,13 @@ case_dropped() {
 	wait "$server"
 	# No daemon at all: status names the socket it asked.
 	t_run "status --json" tc --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" status --json
-	python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["daemon"]; sys.exit(d != {"socket": sys.argv[2], "running": False})' \
-		"$OUT" "$SOCK" || fail "status --json does not name the socket it asked: $(cat "$OUT")"
+	expect_daemon_json "$SOCK" false "status --json does not name the socket it asked"
 }
 
 case "${1:-}" in
 crowd) case_crowd ;;
 crowd-garbage) case_crowd_garbage ;;
+crowd-many) case_crowd_many ;;
 dropped) case_dropped ;;
 prepared) case_prepared ;;
 twice) case_twice ;;
