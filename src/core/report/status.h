@@ -29,12 +29,13 @@ struct status_daemon {
 /*
  * Write the report on s to out: text, or with json one JSON object whose
  * keys torpor(8) documents; daemon says which daemon's socket it names
- * (NULL: the default one, connected to to see whether it answers).  s is a session as session_open() left it,
- * arranged or not; s->config may be NULL (the configuration did not
- * load: the report says so).  The registry is left arranged for
- * hibernation.  Returns 0 when hibernation would work now, 1 when it
- * would fail (the exit status of `torpor status`), -errno on an internal
- * error (out of memory).  Quick: the image's data is never read.
+ * (NULL: the default one, where a connect says whether a daemon runs).
+ * s is a session as session_open() left it, arranged or not; s->config
+ * may be NULL (the configuration did not load: the report says so).  The
+ * registry is left arranged for hibernation.  Returns 0 when hibernation
+ * would work now, 1 when it would fail (the exit status of `torpor
+ * status`), -errno on an internal error (out of memory).  Quick: the
+ * image's data is never read.
  */
 int status_report(struct torpor_session *s, FILE *out, bool json,
 		  const struct status_daemon *daemon);
