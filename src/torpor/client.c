@@ -3,13 +3,16 @@
  * The CLI through torpord: one request per connection, then the events
  * and the result.  Ctrl-C during a hibernation sends a cancel on the same
  * connection and waits for the result, which says whether it came in
- * time (before the commit) or not.
+ * time (before the commit) or not.  Nothing written to the socket raises
+ * SIGPIPE (MSG_NOSIGNAL): a connection torpord dropped is a message and
+ * an exit status, never a death by signal.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -21,11 +24,16 @@
 
 /* How long a non-hibernating request may take to be answered. */
 #define CLIENT_TIMEOUT_MS (10 * 60 * 1000)
+/* How long a connect or a send may wait for room in torpord's socket
+ * (its queue of connections full: a flood of connects, or a daemon that
+ * takes none). */
+#define CLIENT_SEND_TIMEOUT_S 5
 
 static int
 connect_daemon(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = CLIENT_SEND_TIMEOUT_S };
 	size_t len = strlen(path);
 	int fd;
 
@@ -35,7 +43,9 @@ connect_daemon(const char *path)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	/* Bounds connect() too: it waits as a send does (EAGAIN after). */
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int r = -errno;
 
 		close(fd);
@@ -111,9 +121,12 @@ show_result(const struct json_object *o)
 	return (int)json_get_int(o, "exit", 1);
 }
 
-/* One message: the exit status once it is the last, else -1. */
+/* One message: the exit status once it is the last, else -1;
+ * CLIENT_NOT_TAKEN, why said in why, when torpord refused the
+ * connection at its limits without reading the request. */
 static int
-handle_message(struct view *v, struct proto_in *in)
+handle_message(struct view *v, struct proto_in *in, char *why,
+	       size_t why_size)
 {
 	struct json_object o;
 	const char *type;
@@ -130,6 +143,11 @@ handle_message(struct view *v, struct proto_in *in)
 		r = EXIT_FAILURE;
 	} else if (strcmp(type, "result") == 0) {
 		r = show_result(&o);
+	} else if (strcmp(type, "error") == 0 &&
+		   json_get_bool(&o, "limit", false)) {
+		snprintf(why, why_size, "%s",
+			 json_get_string(&o, "error") ?: "refused");
+		r = CLIENT_NOT_TAKEN;
 	} else if (strcmp(type, "error") == 0) {
 		log_error("torpord: %s", json_get_string(&o, "error") ?: "error");
 		r = EXIT_FAILURE;
@@ -140,12 +158,16 @@ handle_message(struct view *v, struct proto_in *in)
 	return r;
 }
 
+/* The replies to the request sent (or, sent < 0, that could not be
+ * sent whole: torpord may have said why before it closed). */
 static int
-read_replies(int fd, const struct client_request *rq)
+read_replies(int fd, const struct client_request *rq, int sent, char *why,
+	     size_t why_size)
 {
 	struct proto_in *in = malloc(sizeof(*in));
 	bool hibernate = strcmp(rq->request, "hibernate") == 0;
 	bool cancel_sent = false;
+	unsigned got = 0;
 	struct view v;
 	int r;
 
@@ -157,19 +179,33 @@ read_replies(int fd, const struct client_request *rq)
 		if (r == -EINTR && view_cancel && !cancel_sent) {
 			fprintf(stderr, "\ntorpor: cancelling\n");
 			cancel_sent = true;
-			send_request(fd, NULL, "cancel");
-			continue;
+			r = send_request(fd, NULL, "cancel");
+			if (r >= 0)
+				continue;
+			/* Gone: which cancels a cycle before its commit. */
+			log_error_errno(r, "could not send the cancel to torpord (%m): it dropped the connection");
+			r = EXIT_FAILURE;
+			break;
 		}
 		if (r == -EINTR)
 			continue;
+		if (r < 0 && !got && r != -ETIMEDOUT) {
+			/* Nothing read, so no cycle of it began: a hibernate
+			 * request is answered "accepted" before its cycle. */
+			snprintf(why, why_size, "it closed the connection before any reply (%s)",
+				 strerror(sent < 0 ? -sent : -r));
+			r = CLIENT_NOT_TAKEN;
+			break;
+		}
 		if (r < 0) {
 			log_error("torpord closed the connection without a result (%s)",
 				  strerror(-r));
 			r = EXIT_FAILURE;
 			break;
 		}
-		r = handle_message(&v, in);
-		if (r >= 0)
+		got++;
+		r = handle_message(&v, in, why, why_size);
+		if (r >= 0 || r == CLIENT_NOT_TAKEN)
 			break;
 	}
 	free(in);
@@ -177,7 +213,8 @@ read_replies(int fd, const struct client_request *rq)
 }
 
 int
-client_run(const char *path, const struct client_request *rq)
+client_run(const char *path, const struct client_request *rq, char *why,
+	   size_t why_size)
 {
 	int fd = connect_daemon(path), r;
 
@@ -188,18 +225,25 @@ client_run(const char *path, const struct client_request *rq)
 			  (unsigned)geteuid());
 		return EXIT_FAILURE;
 	}
+	if (fd == -EAGAIN) {
+		snprintf(why, why_size, "its socket took no connection within %d s (its queue is full)",
+			 CLIENT_SEND_TIMEOUT_S);
+		return CLIENT_NOT_TAKEN;
+	}
 	if (fd < 0)
 		return CLIENT_NO_DAEMON;
 	log_notice("through torpord on %s", path);
 	if (strcmp(rq->request, "hibernate") == 0)
 		view_catch_signals();
 	r = send_request(fd, rq, rq->request);
-	if (r < 0) {
-		log_error_errno(r, "could not send the request to torpord: %m");
+	if (r < 0 && r != -EPIPE && r != -ECONNRESET) {
+		/* Not whole: torpord drops what it has of it. */
+		snprintf(why, why_size, "the request could not be sent (%s)",
+			 strerror(-r));
 		close(fd);
-		return EXIT_FAILURE;
+		return CLIENT_NOT_TAKEN;
 	}
-	r = read_replies(fd, rq);
+	r = read_replies(fd, rq, r, why, why_size);
 	close(fd);
 	return r;
 }

@@ -18,12 +18,19 @@ struct client_request {
 
 /* No daemon answers at the socket: the caller runs the command itself. */
 #define CLIENT_NO_DAEMON (-1000)
+/* A daemon is there but did not take the request: refused at its
+ * limits, its socket full, or the connection ended before any reply.
+ * Nothing of the request was started (a hibernate request is answered
+ * "accepted" before its cycle begins). */
+#define CLIENT_NOT_TAKEN (-1001)
 
 /*
  * Send rq to the torpord listening at path and show what it answers:
  * events on stderr, the result's output on stdout, its log on stderr.
- * Returns the command's exit status, or CLIENT_NO_DAEMON.
+ * Returns the command's exit status, CLIENT_NO_DAEMON, or
+ * CLIENT_NOT_TAKEN with the reason in why (why_size bytes).
  */
-int client_run(const char *path, const struct client_request *rq);
+int client_run(const char *path, const struct client_request *rq, char *why,
+	       size_t why_size);
 
 #endif

@@ -240,11 +240,20 @@ say_phase(void *ctx, enum cycle_phase p, bool done)
  * configuration: a --config, --plugin-dir or --passphrase-file given
  * without --socket is this command's, so it runs directly.  Which way is
  * taken is said on stderr; for those options only with -v.
+ *
+ * A daemon that did not take the request (refused at its limits, its
+ * socket full, the connection cut before any reply) started nothing:
+ * root's hibernate then runs directly, as with no daemon, so that
+ * hibernating never depends on a socket other users can crowd.  A cycle
+ * the daemon runs for another client holds the snapshot device, which
+ * the kernel lets one process open at a time: the direct one stops there.
+ * Every other command says why and fails.
  */
 static int
 via_daemon(const struct client_request *rq)
 {
 	const char *path = arg_socket ? arg_socket : PROTOCOL_DEFAULT_SOCKET;
+	char why[256] = "";
 	int r;
 
 	if (arg_direct) {
@@ -259,10 +268,18 @@ via_daemon(const struct client_request *rq)
 		log_info("running directly: --config, --plugin-dir and --passphrase-file are for this command, not torpord");
 		return CLIENT_NO_DAEMON;
 	}
-	r = client_run(path, rq);
+	r = client_run(path, rq, why, sizeof(why));
 	if (r == CLIENT_NO_DAEMON)
 		log_notice("no torpord answers on %s: running directly", path);
-	return r;
+	if (r != CLIENT_NOT_TAKEN)
+		return r;
+	if (strcmp(rq->request, "hibernate") == 0 && geteuid() == 0) {
+		log_warning("torpord on %s did not take the request: %s: running directly",
+			    path, why);
+		return CLIENT_NO_DAEMON;
+	}
+	log_error("torpord on %s did not take the request: %s", path, why);
+	return EXIT_FAILURE;
 }
 
 /* Direct cycle: torpor's own view of the phases and the stream. */
@@ -507,7 +524,8 @@ cmd_status(int argc, char **argv)
 	if (r != CLIENT_NO_DAEMON)
 		return r;
 	session_open(&s, arg_config, arg_plugin_dir, false);
-	r = status_report(&s, stdout, arg_json);
+	r = status_report(&s, stdout, arg_json,
+			  &(struct status_daemon){ .socket = arg_socket });
 	session_close(&s);
 	return r < 0 ? EXIT_FAILURE : r;
 }
@@ -516,12 +534,16 @@ static int
 cmd_reload(int argc, char **argv)
 {
 	struct client_request rq = { .request = "reload" };
-	int r = client_run(arg_socket ? arg_socket : PROTOCOL_DEFAULT_SOCKET, &rq);
+	const char *path = arg_socket ? arg_socket : PROTOCOL_DEFAULT_SOCKET;
+	char why[256] = "";
+	int r = client_run(path, &rq, why, sizeof(why));
 
-	if (r != CLIENT_NO_DAEMON)
+	if (r == CLIENT_NOT_TAKEN)
+		log_error("torpord on %s did not take the request: %s", path, why);
+	else if (r == CLIENT_NO_DAEMON)
+		log_error("no torpord answers on %s: nothing to reload", path);
+	else
 		return r;
-	log_error("no torpord answers on %s: nothing to reload",
-		  arg_socket ? arg_socket : PROTOCOL_DEFAULT_SOCKET);
 	return EXIT_FAILURE;
 }
 

@@ -6,7 +6,9 @@
  * ends its connection.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -16,20 +18,99 @@
 #include "log.h"
 #include "torpord.h"
 
-/* Clients at once; more are refused at accept. */
-#define MAX_CONNS 64
-/* Supplementary groups looked at (SO_PEERGROUPS). */
-#define MAX_PEER_GROUPS 256
+/* Supplementary groups read without allocating; up to the kernel's
+ * NGROUPS_MAX otherwise. */
+#define PEER_GROUPS_ON_STACK 64
+/* Connections taken per turn of the loop: a flood of connects cannot keep
+ * it from serving the clients it has. */
+#define MAX_ACCEPTS_PER_TURN 32
+/* Lines about what unprivileged clients did: at most this many per
+ * window, then one line that says how many were left out. */
+#define CLIENT_LOG_LINES 20
+#define CLIENT_LOG_WINDOW_S 10
 
-static size_t
-count_conns(const struct torpord *d)
+static void __attribute__((format(printf, 5, 0)))
+client_logv(struct torpord *d, pid_t pid, uid_t uid, bool privileged,
+	    const char *fmt, va_list ap)
 {
-	const struct conn *c;
-	size_t n = 0;
+	char text[512];
 
-	for (c = d->conns; c; c = c->next)
-		n++;
-	return n;
+	if (!privileged) {
+		if (d->quiet_lines >= CLIENT_LOG_LINES) {
+			d->quiet_skipped++;
+			return;
+		}
+		if (d->quiet_lines++ == 0)
+			d->quiet_t0 = clock_now();
+	}
+	vsnprintf(text, sizeof(text), fmt, ap);
+	log_warning("pid %d uid %u: %s", (int)pid, (unsigned)uid, text);
+}
+
+static void __attribute__((format(printf, 5, 6)))
+client_log(struct torpord *d, pid_t pid, uid_t uid, bool privileged,
+	   const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	client_logv(d, pid, uid, privileged, fmt, ap);
+	va_end(ap);
+}
+
+void
+conn_log(struct torpord *d, const struct conn *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	client_logv(d, c->pid, c->uid, c->privileged, fmt, ap);
+	va_end(ap);
+}
+
+/* A window of client lines is over: say what was left out of it. */
+static void
+end_log_window(struct torpord *d)
+{
+	if (!d->quiet_lines || clock_now() < d->quiet_t0 + CLIENT_LOG_WINDOW_S)
+		return;
+	if (d->quiet_skipped)
+		log_warning("%u more lines about unprivileged clients left out (%d a %d s at most)",
+			    d->quiet_skipped, CLIENT_LOG_LINES,
+			    CLIENT_LOG_WINDOW_S);
+	d->quiet_lines = d->quiet_skipped = 0;
+}
+
+/* Is group among the peer's supplementary groups as the kernel recorded
+ * them at connect() (SO_PEERGROUPS, Linux 4.13)?  Not /proc/PID/status,
+ * which may be another process's by the time it is read (the client gone,
+ * its pid reused), nor getgrouplist(), which says what the group database
+ * grants the user, not what this process holds (a sandbox drops groups),
+ * and may wait on a network directory. */
+static bool
+peer_in_group(int fd, gid_t group)
+{
+	gid_t small[PEER_GROUPS_ON_STACK], *groups = small;
+	socklen_t len = sizeof(small);
+	bool found = false;
+	size_t i;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
+		/* ERANGE: len is what they need. */
+		if (errno != ERANGE || len > NGROUPS_MAX * sizeof(gid_t))
+			return false;
+		groups = malloc(len);
+		if (!groups ||
+		    getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
+			free(groups);
+			return false;
+		}
+	}
+	for (i = 0; i < len / sizeof(gid_t) && !found; i++)
+		found = groups[i] == group;
+	if (groups != small)
+		free(groups);
+	return found;
 }
 
 /* Root, the daemon's own user (who could take over the daemon anyway: a
@@ -39,22 +120,140 @@ count_conns(const struct torpord *d)
 static bool
 peer_privileged(const struct torpord *d, int fd, const struct ucred *cred)
 {
-	gid_t groups[MAX_PEER_GROUPS];
-	socklen_t len = sizeof(groups);
-	size_t i;
-
 	if (cred->uid == 0 || cred->uid == geteuid())
 		return true;
 	if (!d->has_group)
 		return false;
-	if (cred->gid == d->group)
-		return true;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
-		return false;
-	for (i = 0; i < len / sizeof(gid_t); i++)
-		if (groups[i] == d->group)
-			return true;
-	return false;
+	return cred->gid == d->group || peer_in_group(fd, d->group);
+}
+
+/* Connections held: in all, by unprivileged users, by uid. */
+struct tally {
+	size_t all, unprivileged, mine;
+};
+
+static void
+count_conns(const struct torpord *d, uid_t uid, struct tally *t)
+{
+	const struct conn *c;
+
+	memset(t, 0, sizeof(*t));
+	for (c = d->conns; c; c = c->next) {
+		if (c->dead)
+			continue;
+		t->all++;
+		t->unprivileged += !c->privileged;
+		t->mine += c->uid == uid;
+	}
+}
+
+static size_t
+held_by(const struct torpord *d, uid_t uid)
+{
+	struct tally t;
+
+	count_conns(d, uid, &t);
+	return t.mine;
+}
+
+/* May c be closed to let another in?  Not a cycle's client, nor one
+ * waiting for its cycle; every other is waiting for the rest of its
+ * request or for its client to take the reply (a request is served
+ * whole as soon as it is in). */
+static bool
+evictable(const struct torpord *d, const struct conn *c)
+{
+	return !c->dead && !c->hibernating && c != d->client &&
+	       c != d->pending;
+}
+
+/*
+ * The connection to close so that a newcomer (uid, privileged, holding
+ * mine) gets in, or NULL.  The user holding the most loses its oldest,
+ * an unprivileged user's first when the newcomer is privileged; between
+ * equals only a user holding at least two more than the newcomer's user
+ * (so that two users end up with their share, not swapping a slot).
+ * Root's connections are never closed for another.
+ */
+static struct conn *
+victim(const struct torpord *d, uid_t uid, bool privileged, size_t mine)
+{
+	struct conn *c, *best = NULL;
+	size_t held, best_held = 0;
+
+	for (c = d->conns; c; c = c->next) {
+		if (!evictable(d, c) || c->uid == uid || c->uid == 0 ||
+		    (c->privileged && !privileged))
+			continue;
+		held = held_by(d, c->uid);
+		if (c->privileged == privileged && held < mine + 2)
+			continue;
+		if (best) {
+			if (c->privileged != best->privileged) {
+				if (c->privileged)
+					continue;
+			} else if (held < best_held ||
+				   (held == best_held && c->serial > best->serial)) {
+				continue;
+			}
+		}
+		best = c;
+		best_held = held;
+	}
+	return best;
+}
+
+/* 0: a client (cred) may come in, once another's connection is closed
+ * for it when need be; else why not, in why. */
+static int
+admit(struct torpord *d, const struct ucred *cred, bool privileged,
+      bool unlimited, char *why, size_t why_size)
+{
+	struct tally t;
+	struct conn *v;
+
+	count_conns(d, cred->uid, &t);
+	if (!unlimited && t.mine >= TORPORD_MAX_CONNS_PER_USER) {
+		snprintf(why, why_size, "too many connections: uid %u holds %zu, the most one user may",
+			 (unsigned)cred->uid, t.mine);
+		return -EUSERS;
+	}
+	if (t.all < TORPORD_MAX_CONNS &&
+	    (privileged || t.unprivileged <
+	     TORPORD_MAX_CONNS - TORPORD_RESERVED_CONNS))
+		return 0;
+	v = victim(d, cred->uid, privileged, t.mine);
+	if (!v) {
+		if (privileged)
+			snprintf(why, why_size, "too many connections: all %d are taken",
+				 TORPORD_MAX_CONNS);
+		else
+			snprintf(why, why_size, "too many connections: the %d that users other than root and [torpor] group may hold are taken",
+				 TORPORD_MAX_CONNS - TORPORD_RESERVED_CONNS);
+		return -EAGAIN;
+	}
+	conn_log(d, v, "closed to let uid %u in: the oldest of the %zu connections uid %u holds, more than its share",
+		 (unsigned)cred->uid, held_by(d, v->uid), (unsigned)v->uid);
+	conn_close(d, v);
+	return 0;
+}
+
+/* Say why in an error message (the client shows it, and knows by "limit"
+ * that its request was not read), without waiting, and close. */
+static void
+refuse(int fd, const char *why)
+{
+	struct proto_msg m;
+
+	if (proto_msg_begin(&m, "error") == 0) {
+		proto_msg_string(&m, "error", why);
+		proto_msg_bool(&m, "limit", true);
+		if (proto_msg_end(&m) >= 0 &&
+		    send(fd, m.text, m.len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			log_debug("the refusal was not sent: %s", strerror(errno));
+		proto_msg_free(&m);
+	}
+	close(fd);
 }
 
 static void
@@ -62,17 +261,20 @@ conn_add(struct torpord *d, int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
+	bool privileged, unlimited;
 	struct conn *c;
+	char why[160];
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 		log_warning_errno(-errno, "a client without credentials: dropped (%m)");
 		close(fd);
 		return;
 	}
-	if (count_conns(d) >= MAX_CONNS) {
-		log_warning("pid %d uid %u: more than %d clients: dropped",
-			    (int)cred.pid, (unsigned)cred.uid, MAX_CONNS);
-		close(fd);
+	privileged = peer_privileged(d, fd, &cred);
+	unlimited = cred.uid == 0 || cred.uid == geteuid();
+	if (admit(d, &cred, privileged, unlimited, why, sizeof(why)) < 0) {
+		client_log(d, cred.pid, cred.uid, privileged, "%s: refused", why);
+		refuse(fd, why);
 		return;
 	}
 	c = calloc(1, sizeof(*c));
@@ -83,7 +285,9 @@ conn_add(struct torpord *d, int fd)
 	c->fd = fd;
 	c->pid = cred.pid;
 	c->uid = cred.uid;
-	c->privileged = peer_privileged(d, fd, &cred);
+	c->privileged = privileged;
+	c->unlimited = unlimited;
+	c->serial = ++d->conn_serial;
 	c->deadline = clock_now() + TORPORD_REQUEST_TIMEOUT_S;
 	c->next = d->conns;
 	d->conns = c;
@@ -92,11 +296,15 @@ conn_add(struct torpord *d, int fd)
 void
 conn_accept_all(struct torpord *d)
 {
-	int fd;
+	int fd, n;
 
-	while ((fd = accept4(d->listen_fd, NULL, NULL,
-			     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0)
+	for (n = 0; n < MAX_ACCEPTS_PER_TURN; n++) {
+		fd = accept4(d->listen_fd, NULL, NULL,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			break;
 		conn_add(d, fd);
+	}
 }
 
 void
@@ -173,8 +381,7 @@ conn_flush(struct torpord *d, struct conn *c)
 static void
 drop(struct torpord *d, struct conn *c, const char *why)
 {
-	log_warning("pid %d uid %u: %s: dropped", (int)c->pid,
-		    (unsigned)c->uid, why);
+	conn_log(d, c, "%s: dropped", why);
 	conn_close(d, c);
 }
 
@@ -248,6 +455,10 @@ conn_next_timeout(const struct torpord *d)
 		if (!c->dead && !c->hibernating &&
 		    (first < 0 || c->deadline < first))
 			first = c->deadline;
+	/* The line that says what was left out comes at the window's end. */
+	if (d->quiet_skipped &&
+	    (first < 0 || d->quiet_t0 + CLIENT_LOG_WINDOW_S < first))
+		first = d->quiet_t0 + CLIENT_LOG_WINDOW_S;
 	if (first < 0)
 		return -1;
 	return first <= now ? 0 : (int)((first - now) * 1000) + 1;
@@ -256,8 +467,8 @@ conn_next_timeout(const struct torpord *d)
 void
 conn_serve(struct torpord *d, int timeout_ms)
 {
-	struct pollfd pfd[MAX_CONNS + 2];
-	struct conn *which[MAX_CONNS + 2];
+	struct pollfd pfd[TORPORD_MAX_CONNS + 2];
+	struct conn *which[TORPORD_MAX_CONNS + 2];
 	struct conn *c;
 	size_t n = 0, i;
 	char drain[64];
@@ -266,7 +477,7 @@ conn_serve(struct torpord *d, int timeout_ms)
 	which[n++] = NULL;
 	pfd[n] = (struct pollfd){ .fd = d->listen_fd, .events = POLLIN };
 	which[n++] = NULL;
-	for (c = d->conns; c && n < MAX_CONNS + 2; c = c->next) {
+	for (c = d->conns; c && n < TORPORD_MAX_CONNS + 2; c = c->next) {
 		if (c->dead)
 			continue;
 		pfd[n] = (struct pollfd){ .fd = c->fd, .events = POLLIN |
@@ -290,5 +501,6 @@ conn_serve(struct torpord *d, int timeout_ms)
 		}
 	}
 	check_deadlines(d);
+	end_log_window(d);
 	reap(d);
 }

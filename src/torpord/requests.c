@@ -138,7 +138,7 @@ request_event(struct conn *c, const char *type, const char *key,
 }
 
 /* Text a report function wrote to a memory stream. */
-typedef int (*report_fn)(struct torpor_session *s, FILE *out, bool json);
+typedef int (*report_fn)(struct torpord *d, FILE *out, bool json);
 
 static void
 run_report(struct torpord *d, struct conn *c, report_fn fn, bool json)
@@ -155,7 +155,7 @@ run_report(struct torpord *d, struct conn *c, report_fn fn, bool json)
 		if (!json)
 			fprintf(f, "daemon:     torpord, pid %d, configuration loaded %s",
 				(int)getpid(), ctime(&d->loaded_at));
-		r = fn(d->s, f, json);
+		r = fn(d, f, json);
 		fclose(f);
 	}
 	capture_end(&cap);
@@ -165,10 +165,21 @@ run_report(struct torpord *d, struct conn *c, report_fn fn, bool json)
 }
 
 static int
-plugins_fn(struct torpor_session *s, FILE *out, bool json)
+plugins_fn(struct torpord *d, FILE *out, bool json)
 {
-	plugins_report(s, out, json);
+	plugins_report(d->s, out, json);
 	return 0;
+}
+
+/* The socket named is the one this client came through. */
+static int
+status_fn(struct torpord *d, FILE *out, bool json)
+{
+	const struct status_daemon self = {
+		.socket = d->socket_path, .self = true,
+	};
+
+	return status_report(d->s, out, json, &self);
 }
 
 /* status, verify and invalidate initialise and arrange the plugins their
@@ -178,7 +189,7 @@ static void
 do_status(struct torpord *d, struct conn *c, const struct json_object *o)
 {
 	torpord_unprepare(d);
-	run_report(d, c, status_report, json_get_bool(o, "json", false));
+	run_report(d, c, status_fn, json_get_bool(o, "json", false));
 	torpord_prepare(d);
 }
 
@@ -329,14 +340,14 @@ check_request(struct torpord *d, struct conn *c, const struct json_object *o)
 	const struct request_kind *k = find_kind(name);
 
 	if (json_get_int(o, "v", -1) != PROTOCOL_VERSION) {
-		log_warning("pid %d uid %u: protocol version is not %d: refused",
-			    (int)c->pid, (unsigned)c->uid, PROTOCOL_VERSION);
+		conn_log(d, c, "protocol version is not %d: refused",
+			 PROTOCOL_VERSION);
 		request_error(c, "unsupported protocol version (torpord speaks 1)");
 		return NULL;
 	}
 	if (!k) {
-		log_warning("pid %d uid %u: unknown request '%s': refused",
-			    (int)c->pid, (unsigned)c->uid, name ? name : "");
+		conn_log(d, c, "unknown request '%.64s': refused",
+			 name ? name : "");
 		request_error(c, "unknown request");
 		return NULL;
 	}
@@ -344,8 +355,7 @@ check_request(struct torpord *d, struct conn *c, const struct json_object *o)
 		const struct group *g = d->has_group ? getgrgid(d->group) : NULL;
 		char why[256];
 
-		log_warning("pid %d uid %u: %s: permission denied",
-			    (int)c->pid, (unsigned)c->uid, k->name);
+		conn_log(d, c, "%s: permission denied", k->name);
 		if (g)
 			snprintf(why, sizeof(why), "permission denied: '%s' is for root and the members of group %s (usermod -aG %s USER, then log in again)",
 				 k->name, g->gr_name, g->gr_name);
@@ -376,8 +386,7 @@ request_handle(struct torpord *d, struct conn *c)
 	char err[128];
 
 	if (json_parse_object(c->in.buf, c->in.len, &o, err, sizeof(err)) < 0) {
-		log_warning("pid %d uid %u: malformed request (%s): dropped",
-			    (int)c->pid, (unsigned)c->uid, err);
+		conn_log(d, c, "malformed request (%s): dropped", err);
 		request_error(c, "malformed request");
 		proto_in_reset(&c->in);
 		return;

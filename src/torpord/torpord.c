@@ -22,6 +22,10 @@
 #include "log.h"
 #include "torpord.h"
 
+/* Connects waiting to be accepted on a socket we make (torpord.socket's
+ * is systemd's default, SOMAXCONN): every turn of the loop takes them. */
+#define LISTEN_BACKLOG TORPORD_MAX_CONNS
+
 volatile sig_atomic_t torpord_got_hup, torpord_got_term, torpord_cancel;
 static int signal_write_fd = -1;
 
@@ -84,6 +88,28 @@ setup_signals(struct torpord *d)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
+}
+
+/* The path systemd's socket is bound to, for status to name; else the
+ * default stays. */
+static void
+name_activated_socket(struct torpord *d)
+{
+	struct sockaddr_un sa;
+	socklen_t len = sizeof(sa);
+	size_t n;
+
+	if (getsockname(d->listen_fd, (struct sockaddr *)&sa, &len) < 0 ||
+	    sa.sun_family != AF_UNIX || len <= offsetof(struct sockaddr_un, sun_path))
+		return;
+	n = len - offsetof(struct sockaddr_un, sun_path);
+	if (n > sizeof(sa.sun_path))
+		n = sizeof(sa.sun_path);
+	if (sa.sun_path[0] == '\0')
+		return;	/* abstract */
+	memcpy(d->socket_name, sa.sun_path, n);
+	d->socket_name[n] = '\0';
+	d->socket_path = d->socket_name;
 }
 
 /* LISTEN_FDS from systemd, for us: fd 3 is the socket. */
@@ -189,7 +215,7 @@ make_socket(struct torpord *d)
 	old = umask(0111);
 	r = bind(fd, (struct sockaddr *)&sa, len);
 	umask(old);
-	if (r < 0 || listen(fd, 16) < 0) {
+	if (r < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
 		r = log_error_errno(-errno, "could not listen on %s: %m", d->socket_path);
 		close(fd);
 		return r;
@@ -297,7 +323,9 @@ main(int argc, char **argv)
 	if (setup_signals(&d) < 0)
 		return EXIT_FAILURE;
 	d.listen_fd = activated_socket();
-	if (d.listen_fd < 0)
+	if (d.listen_fd >= 0)
+		name_activated_socket(&d);
+	else
 		d.listen_fd = make_socket(&d);
 	if (d.listen_fd < 0)
 		return EXIT_FAILURE;

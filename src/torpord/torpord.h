@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <time.h>
 
 #include "cycle.h"
@@ -26,11 +27,24 @@
 /* How long a client may take to send its request, and to take a reply. */
 #define TORPORD_REQUEST_TIMEOUT_S 5
 
+/*
+ * Connections at once (torpord(8) states these numbers).  Unprivileged
+ * users together hold at most TORPORD_MAX_CONNS - TORPORD_RESERVED_CONNS:
+ * the rest is kept for root and [torpor] group, so that no other user can
+ * keep them from hibernating.  Every user but root and the daemon's own
+ * holds at most TORPORD_MAX_CONNS_PER_USER.
+ */
+#define TORPORD_MAX_CONNS 64
+#define TORPORD_RESERVED_CONNS 16
+#define TORPORD_MAX_CONNS_PER_USER 8
+
 struct conn {
 	int fd;
 	pid_t pid;
 	uid_t uid;
 	bool privileged;	/* root, or in [torpor] group */
+	bool unlimited;		/* root or the daemon's user: no per-user cap */
+	unsigned long serial;	/* order of arrival: the oldest goes first */
 	double deadline;	/* clock_now() by which it must be done */
 	bool answered;		/* the last reply is queued: close once sent */
 	bool hibernating;	/* the client of the (coming) cycle */
@@ -44,11 +58,19 @@ struct conn {
 struct torpord {
 	const char *config_path;	/* --config, or NULL: the default */
 	const char *plugin_dir;		/* --plugin-dir, or NULL */
-	const char *socket_path;
+	const char *socket_path;	/* where it listens (status says it) */
+	/* systemd's socket's path */
+	char socket_name[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
 	bool socket_created;		/* by us: removed at exit */
 	int listen_fd;
 	int signal_pipe[2];
 	struct conn *conns;
+	unsigned long conn_serial;	/* the last conn's */
+	/* What unprivileged clients make the daemon log, bounded
+	 * (conn_log()): lines in the window that began at quiet_t0, and
+	 * those left out. */
+	double quiet_t0;
+	unsigned quiet_lines, quiet_skipped;
 
 	struct torpor_session *s;	/* the last good configuration */
 	char *good_text;		/* its file's bytes (NULL: none) */
@@ -95,7 +117,13 @@ int torpord_prepare(struct torpord *d);
 void torpord_unprepare(struct torpord *d);
 
 /* conn.c */
+/* Accept the clients waiting, as far as the limits above let them in. */
 void conn_accept_all(struct torpord *d);
+/* A warning about what client c did, "pid P uid U: " first; an
+ * unprivileged client's are bounded in number, so that no user can fill
+ * the journal through the daemon. */
+void conn_log(struct torpord *d, const struct conn *c, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* Queue a framed message; a droppable one (a progress event) is dropped
  * when the client has not taken the last one yet. */
 void conn_send(struct conn *c, const struct proto_msg *m, bool droppable);

@@ -26,11 +26,27 @@
 #   twice        two hibernations in a row through torpord both resume
 #   force        --force reaches torpord: a failed initramfs check
 #                refuses without it and is a warning with it
+#   crowd        a user holding more connections than it may, reopening
+#                them as torpord closes them: root hibernates and gets its
+#                status through torpord, so does another user's status,
+#                the crowd's extra connections are refused, and torpord's
+#                descriptors and memory come back down
+#   crowd-garbage  the same with oversized, malformed and half-written
+#                requests; what the crowd makes torpord log is bounded
+#   crowd-many   seven such users, more than the slots other users may
+#                hold: root still gets in, and another user takes its
+#                share from the crowd
+#   dropped      a socket that drops every connection: each command says
+#                so and exits 1 (no SIGPIPE), root's hibernate runs
+#                directly and says why; a cancel that cannot be sent is
+#                an error too
 . "$(dirname "$0")/lib.sh"
 
 SOCK="$WORK/torpord.sock"
 DLOG="$WORK/torpord.log"
 CLIENT="$(dirname "$0")/torpord-client.py"
+CROWD="$(dirname "$0")/crowd.py"
+DROP="$(dirname "$0")/torpord-drop.py"
 DPID=
 
 stop_daemon() {
@@ -61,8 +77,17 @@ tc() { "$TORPOR" --socket "$SOCK" "$@"; }
 # as_user GROUPS CMD...: run as nobody with these supplementary groups.
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 as_member() { setpriv --reuid=nobody --regid=nogroup --groups="$GROUP" "$@"; }
+# A second user, with no name.
+as_other() { setpriv --reuid=65533 --regid=65533 --clear-groups "$@"; }
 raw() { python3 "$CLIENT" "$SOCK" "$@"; }
 REQ_HIB='{"v": 1, "request": "hibernate"}'
+
+# expect_daemon_json SOCKET true|false WHAT: $OUT, status --json, names
+# that socket and whether a daemon runs there.
+expect_daemon_json() {
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))["daemon"]; sys.exit(d != {"socket": sys.argv[2], "running": sys.argv[3] == "true"})' \
+		"$OUT" "$1" "$2" || fail "$3: $(cat "$OUT")"
+}
 
 # The events of a hibernation, as a client got them, are in order.
 check_events() {	# check_events FILE
@@ -345,6 +370,8 @@ case_systemd() {
 	DPID=$(sed -n 's/^PID //p' "$notes")
 	t_run "status" tc status
 	expect_rc 0 "status through the socket systemd made"
+	t_run "status --json" tc status --json
+	expect_daemon_json "$SOCK" true "status --json does not name systemd's socket"
 	kill -HUP "$DPID"
 	wait_line "$notes" '^RELOADING=1' || fail "no RELOADING=1 on SIGHUP"
 	[ "$(grep -c '^READY=1' "$notes")" -ge 1 ] || fail "no READY=1 after the reload"
@@ -456,7 +483,209 @@ case_force() {
 		fail "torpord ran $(grep -c "uid $(id -u): hibernating" "$DLOG") cycles, expected 2"
 }
 
+# wait_until CMD...: until it succeeds (10 s at most).
+wait_until() {
+	for _ in $(seq 200); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# The daemon's open descriptors, and its resident memory in KiB.
+daemon_fds() { ls "/proc/$DPID/fd" | wc -l; }
+daemon_rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$DPID/status"; }
+fds_at_most() { [ "$(daemon_fds)" -le "$1" ]; }
+
+# A python3 that nobody may run (not a shim in root's home).
+nobody_python() {
+	local py
+	for py in "$(command -v python3)" /usr/bin/python3; do
+		as_nobody "$py" -c '' 2>/dev/null && { echo "$py"; return 0; }
+	done
+	return 1
+}
+
+# Stop torpord and check that it exits 0 (under ASan: without a leak).
+stop_daemon_cleanly() {
+	local r
+	kill "$DPID"
+	wait "$DPID"
+	r=$?
+	DPID=
+	[ "$r" -eq 0 ] || fail "torpord exited with status $r: $(tail -5 "$DLOG")"
+}
+
+# crowd_case MODE USERS: USERS users (nobody, then uids 65501...) each
+# hold HOLD connections (one user: 70, more than TORPORD_MAX_CONNS; else
+# 12, 4 more than each may) and open a new one whenever torpord closes
+# one.  Seven users want more than the 48 slots users other than root and
+# the group may hold: they take slots from each other, and a newcomer
+# takes one from them.
+crowd_case() {
+	local mode=$1 users=$2 py n ok root_ok base_fds base_rss rss fds
+	local max_fds=0 hold=70 uid pids=() crowd
+	local limit=8 shared=48	# TORPORD_MAX_CONNS_PER_USER, 64 - 16 reserved
+	[ "$(id -u)" = 0 ] || { echo "SKIP: needs root to become other users"; exit 77; }
+	py=$(nobody_python) || { echo "SKIP: no python3 that nobody may run"; exit 77; }
+	[ "$users" -eq 1 ] || hold=12
+	write_config sim:8M lzo
+	chmod 755 "$WORK"
+	mkdir -m 777 "$WORK/crowd"
+	start_daemon
+	# What the requests keep allocated, allocated: a cycle, statuses,
+	# and plugins, answered once the cycle after the last status is
+	# prepared again (one thread).
+	tc hibernate --test >/dev/null 2>&1
+	for _ in $(seq 5); do tc status >/dev/null 2>&1; done
+	tc plugins >/dev/null 2>&1
+	base_fds=$(daemon_fds) base_rss=$(daemon_rss)
+	for n in $(seq "$users"); do
+		uid=$((n == 1 ? 65534 : 65499 + n))
+		setpriv --reuid="$uid" --regid="$uid" --clear-groups \
+			"$py" "$CROWD" "$SOCK" "$hold" "$mode" "$WORK/crowd/ready.$n" \
+			"$WORK/crowd/stop" "$WORK/crowd/report.$n" 12000 &
+		pids+=($!)
+	done
+	for n in $(seq "$users"); do
+		wait_until test -e "$WORK/crowd/ready.$n" ||
+			fail "crowd user $n's connections were never refused at its limit"
+	done
+	t_run "hibernate" tc hibernate --test
+	expect_rc 0 "root's hibernate --test with the socket crowded"
+	expect_err 'through torpord' "root's hibernate went through torpord"
+	expect_out 'hibernate \(test\):' "root's cycle ran"
+	! grep -q 'running directly' "$ERR" || fail "root's hibernate had to run directly"
+	root_ok=0
+	for n in $(seq 20); do
+		tc status >/dev/null 2>&1 && root_ok=$((root_ok + 1))
+		fds=$(daemon_fds)
+		[ "$fds" -le "$max_fds" ] || max_fds=$fds
+	done
+	[ "$root_ok" -eq 20 ] || fail "root's status answered $root_ok times of 20 with the socket crowded"
+	ok=0
+	for n in $(seq 5); do
+		as_other "$TORPOR" --socket "$SOCK" status >/dev/null 2>&1 && ok=$((ok + 1))
+	done
+	[ "$ok" -eq 5 ] || fail "another user's status answered $ok times of 5 with the socket crowded"
+	echo "under the crowd: root's status answered $root_ok times of 20, another user's $ok of 5; descriptors $base_fds before, $max_fds at most"
+	# The crowd's connections within its limits, a root status in flight
+	# and what a status opens: far from the $((users * hold)) it tries
+	# to hold.
+	n=$((users * limit < shared ? users * limit : shared))
+	[ "$max_fds" -le $((base_fds + n + 4)) ] ||
+		fail "torpord held $max_fds descriptors with the socket crowded, $base_fds before"
+
+	touch "$WORK/crowd/stop"
+	for crowd in "${pids[@]}"; do
+		wait "$crowd" || fail "a crowd user failed"
+	done
+	for n in $(seq "$users"); do
+		echo "crowd user $n: $(cat "$WORK/crowd/report.$n")"
+		python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["refused"] == 0)' \
+			"$WORK/crowd/report.$n" || fail "none of crowd user $n's connections was refused"
+	done
+	if [ "$users" -eq 1 ]; then
+		grep -q "uid 65534: too many connections: uid 65534 holds $limit, the most one user may: refused" "$DLOG" ||
+			fail "torpord does not say why it refused nobody"
+	else
+		# (The log has the first 20 lines of the refusals only.)  The
+		# other user's status, answered above, took a slot from them.
+		grep -q "too many connections: the $shared that users other than root and \[torpor\] group may hold are taken" "$WORK"/crowd/report.* ||
+			fail "the crowd never found the users' slots all taken"
+	fi
+	kill -0 "$DPID" || fail "torpord died under the crowd"
+	wait_until fds_at_most "$base_fds" ||
+		fail "torpord holds $(daemon_fds) descriptors once the crowd left, $base_fds before"
+	tc status >/dev/null 2>&1
+	tc plugins >/dev/null 2>&1 || fail "torpord does not answer once the crowd left"
+	rss=$(daemon_rss)
+	echo "VmRSS: $base_rss KiB before, $rss KiB after"
+	# ASan keeps what is freed in quarantine: its RSS says nothing here
+	# (its leak check runs when torpord exits, below).
+	if ! ldd "$TORPORD" 2>/dev/null | grep -q libasan &&
+	   [ "$rss" -gt $((base_rss + 2048)) ]; then
+		fail "torpord's VmRSS went from $base_rss KiB to $rss KiB"
+	fi
+}
+
+case_crowd() {
+	crowd_case idle 1
+	t_run "status --json" tc status --json
+	expect_daemon_json "$SOCK" true "status --json does not name the socket it asked"
+	stop_daemon_cleanly
+}
+
+case_crowd_many() {
+	crowd_case idle 7
+	stop_daemon_cleanly
+}
+
+case_crowd_garbage() {
+	crowd_case garbage 1
+	# What an unprivileged user makes torpord log is bounded: the line
+	# that counts what was left out comes once a window of 10 s is over.
+	wait_until grep -q 'more lines about unprivileged clients left out' "$DLOG" ||
+		wait_until grep -q 'more lines about unprivileged clients left out' "$DLOG" ||
+		fail "torpord logged every line the crowd caused: $(grep -c 'uid 65534' "$DLOG") lines"
+	stop_daemon_cleanly
+}
+
+case_dropped() {
+	local server client what n
+	write_config sim:8M lzo
+	chmod 755 "$WORK"
+	python3 "$DROP" "$SOCK" close "$WORK/stop" &
+	server=$!
+	wait_until test -S "$SOCK" || fail "the dropping socket did not come up"
+	for what in status "status --json" plugins verify invalidate reload; do
+		for n in $(seq 5); do
+			t_run "$what" tc $what
+			[ "$rc" -eq 1 ] || { fail "$what on a dropped connection: exit status $rc, expected 1"; break; }
+			expect_err "torpord on $SOCK did not take the request: " "$what says that torpord did not take it"
+		done
+	done
+	# Root's hibernation does not depend on the socket: it runs directly,
+	# and its line says why.
+	t_run "hibernate" tc --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" hibernate --test
+	expect_rc 0 "root's hibernate --test past a dropped connection"
+	expect_err "torpord on $SOCK did not take the request: .*: running directly" \
+		"root's hibernate says why it runs directly"
+	expect_out 'hibernate \(test\):' "root's direct cycle ran"
+	if [ "$(id -u)" = 0 ]; then
+		t_run "nobody" as_nobody "$TORPOR" --socket "$SOCK" hibernate --test
+		expect_rc 1 "nobody's hibernate --test past a dropped connection"
+		expect_err "did not take the request" "nobody is told that torpord did not take it"
+		! grep -q 'running directly' "$ERR" || fail "nobody's hibernate ran directly"
+	fi
+	touch "$WORK/stop"
+	wait "$server"
+	rm -f "$WORK/stop"
+	# Accepted, then the connection cannot take the cancel Ctrl-C sends.
+	python3 "$DROP" "$SOCK" shut "$WORK/stop" "$WORK/mark" &
+	server=$!
+	wait_until test -S "$SOCK" || fail "the dropping socket did not come up"
+	"$TORPOR" --socket "$SOCK" hibernate --test >"$OUT" 2>"$ERR" &
+	client=$!
+	wait_until test -e "$WORK/mark" || fail "the request did not arrive"
+	kill -INT "$client"
+	wait_until grep -q 'could not send the cancel' "$ERR"
+	touch "$WORK/stop"
+	wait "$client"
+	rc=$?
+	expect_rc 1 "hibernate whose cancel could not be sent"
+	expect_err 'could not send the cancel to torpord \(Broken pipe\)' "the failed cancel is said"
+	wait "$server"
+	# No daemon at all: status names the socket it asked.
+	t_run "status --json" tc --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" status --json
+	expect_daemon_json "$SOCK" false "status --json does not name the socket it asked"
+}
+
 case "${1:-}" in
+crowd) case_crowd ;;
+crowd-garbage) case_crowd_garbage ;;
+crowd-many) case_crowd_many ;;
+dropped) case_dropped ;;
 prepared) case_prepared ;;
 twice) case_twice ;;
 force) case_force ;;

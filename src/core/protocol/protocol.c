@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "json.h"
@@ -145,7 +146,7 @@ proto_write_all(int fd, const void *buf, size_t len)
 	const char *p = buf;
 
 	while (len) {
-		ssize_t k = write(fd, p, len);
+		ssize_t k = send(fd, p, len, MSG_NOSIGNAL);
 
 		if (k < 0 && errno == EINTR)
 			continue;

@@ -53,7 +53,8 @@ void proto_msg_bool(struct proto_msg *m, const char *key, bool v);
 int proto_msg_end(struct proto_msg *m);
 void proto_msg_free(struct proto_msg *m);
 
-/* Write all of buf (blocking).  -errno. */
+/* Send all of buf on a socket (blocking, as far as its SO_SNDTIMEO
+ * lets it).  A peer that is gone is -EPIPE, never SIGPIPE.  -errno. */
 int proto_write_all(int fd, const void *buf, size_t len);
 
 /* Read one whole message from a blocking fd, waiting timeout_ms at most

@@ -164,21 +164,32 @@ read_number(const char *path)
 	return v;
 }
 
-/* Does the daemon's socket answer a connect()?  Nothing is sent. */
+/* Does the daemon's socket answer a connect()?  Nothing is sent.  The
+ * connect does not wait: a socket whose queue is full (EAGAIN) has a
+ * daemon behind it, and the daemon's own report never connects (it
+ * would wait on itself). */
 static void
-check_daemon(struct status *st)
+check_daemon(struct status *st, const struct status_daemon *daemon)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd;
 
-	sys_path(st->socket, sizeof(st->socket), STATUS_DAEMON_SOCKET);
+	if (daemon && daemon->socket)
+		snprintf(st->socket, sizeof(st->socket), "%s", daemon->socket);
+	else
+		sys_path(st->socket, sizeof(st->socket), STATUS_DAEMON_SOCKET);
+	if (daemon && daemon->self) {
+		st->daemon_running = true;
+		return;
+	}
 	if (strlen(st->socket) >= sizeof(sa.sun_path))
 		return;
 	memcpy(sa.sun_path, st->socket, strlen(st->socket) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return;
-	st->daemon_running = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	st->daemon_running = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ||
+			     errno == EAGAIN;
 	close(fd);
 }
 
@@ -484,12 +495,12 @@ inspect_image(struct status *st)
 }
 
 static void
-gather(struct status *st)
+gather(struct status *st, const struct status_daemon *daemon)
 {
 	struct torpor_session *s = st->s;
 
 	check_config(st);
-	check_daemon(st);
+	check_daemon(st, daemon);
 	check_kernel(st);
 	if (!s->config)
 		return;
@@ -791,7 +802,8 @@ print_json(const struct status *st, FILE *out)
 }
 
 int
-status_report(struct torpor_session *s, FILE *out, bool json)
+status_report(struct torpor_session *s, FILE *out, bool json,
+	      const struct status_daemon *daemon)
 {
 	struct status *st = calloc(1, sizeof(*st));
 	int r;
@@ -802,7 +814,7 @@ status_report(struct torpor_session *s, FILE *out, bool json)
 	st->image = IMAGE_UNKNOWN;
 	st->last_r = -ENOENT;
 	log_capture(st->captured, sizeof(st->captured), true);
-	gather(st);
+	gather(st, daemon);
 	find_zram(st);
 	logind_view(&st->logind, sysroot(), st->location[0] ? st->location : NULL);
 	log_capture(NULL, 0, false);

@@ -20,16 +20,25 @@
  * build (-Dtests=enabled) $TORPOR_TEST_SYSROOT when it is absolute. */
 const char *status_sysroot(void);
 
+/* Which daemon the report speaks of. */
+struct status_daemon {
+	const char *socket;	/* NULL: STATUS_DAEMON_SOCKET */
+	bool self;		/* the report is that daemon's: it runs */
+};
+
 /*
  * Write the report on s to out: text, or with json one JSON object whose
- * keys torpor(8) documents.  s is a session as session_open() left it,
- * arranged or not; s->config may be NULL (the configuration did not
- * load: the report says so).  The registry is left arranged for
- * hibernation.  Returns 0 when hibernation would work now, 1 when it
- * would fail (the exit status of `torpor status`), -errno on an internal
- * error (out of memory).  Quick: the image's data is never read.
+ * keys torpor(8) documents; daemon says which daemon's socket it names
+ * (NULL: the default one, where a connect says whether a daemon runs).
+ * s is a session as session_open() left it, arranged or not; s->config
+ * may be NULL (the configuration did not load: the report says so).  The
+ * registry is left arranged for hibernation.  Returns 0 when hibernation
+ * would work now, 1 when it would fail (the exit status of `torpor
+ * status`), -errno on an internal error (out of memory).  Quick: the
+ * image's data is never read.
  */
-int status_report(struct torpor_session *s, FILE *out, bool json);
+int status_report(struct torpor_session *s, FILE *out, bool json,
+		  const struct status_daemon *daemon);
 
 /* The root under which the kernel's files and /run are read: "" in a
  * build for use, $TORPOR_TEST_SYSROOT in a test build when set. */
