@@ -91,29 +91,36 @@ show_event(struct view *v, const struct json_object *o, const char *type)
 		f.done_mib = json_get_int(o, "done_mib", 0);
 		f.stored_mib = json_get_int(o, "stored_mib", 0);
 		view_progress(v, phase, &f);
-	} else if (strcmp(type, "notice") == 0) {
+	} else if (strcmp(type, "notice") == 0 &&
+		   log_get_max_level() >= TORPOR_LOG_NOTICE) {
 		fprintf(stderr, "torpor: torpord: %s\n",
 			json_get_string(o, "message") ?: "");
 	}
 }
 
-/* The result: output on stdout, the daemon's log lines on stderr. */
+/* The result: output on stdout, the daemon's log lines on stderr.  With
+ * -q (errors only) a hibernation's summary and a success's log stay out:
+ * the daemon logs at its own level. */
 static int
-show_result(const struct json_object *o)
+show_result(const struct json_object *o, bool hibernate)
 {
 	const char *error = json_get_string(o, "error");
+	int status = (int)json_get_int(o, "exit", 1);
+	bool quiet = log_get_max_level() < TORPOR_LOG_NOTICE;
 
-	fputs(json_get_string(o, "output") ?: "", stdout);
+	if (!(quiet && hibernate))
+		fputs(json_get_string(o, "output") ?: "", stdout);
 	fflush(stdout);
-	fputs(json_get_string(o, "log") ?: "", stderr);
+	if (!(quiet && status == 0))
+		fputs(json_get_string(o, "log") ?: "", stderr);
 	if (error && *error)
 		fprintf(stderr, "torpor: torpord: %s\n", error);
-	return (int)json_get_int(o, "exit", 1);
+	return status;
 }
 
 /* One message: the exit status once it is the last, else -1. */
 static int
-handle_message(struct view *v, struct proto_in *in)
+handle_message(struct view *v, struct proto_in *in, bool hibernate)
 {
 	struct json_object o;
 	const char *type;
@@ -129,7 +136,7 @@ handle_message(struct view *v, struct proto_in *in)
 		log_error("torpord sent a message without a type");
 		r = EXIT_FAILURE;
 	} else if (strcmp(type, "result") == 0) {
-		r = show_result(&o);
+		r = show_result(&o, hibernate);
 	} else if (strcmp(type, "error") == 0) {
 		log_error("torpord: %s", json_get_string(&o, "error") ?: "error");
 		r = EXIT_FAILURE;
@@ -168,7 +175,7 @@ read_replies(int fd, const struct client_request *rq)
 			r = EXIT_FAILURE;
 			break;
 		}
-		r = handle_message(&v, in);
+		r = handle_message(&v, in, hibernate);
 		if (r >= 0)
 			break;
 	}

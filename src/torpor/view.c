@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "view.h"
 
 #define BAR_WIDTH 24
@@ -38,6 +39,13 @@ view_catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/* -q: errors only, so neither the phase lines nor the bar. */
+static bool
+view_quiet(void)
+{
+	return log_get_max_level() < TORPOR_LOG_NOTICE;
+}
+
 void
 view_init(struct view *v)
 {
@@ -54,6 +62,8 @@ view_phase(struct view *v, const char *phase, bool done, int64_t ms)
 		v->last_rate = -1;
 		return;
 	}
+	if (view_quiet())
+		return;
 	if (v->bar_drawn)
 		fputc('\n', stderr);
 	v->bar_drawn = false;
@@ -74,7 +84,7 @@ view_progress(struct view *v, const char *phase,
 	int fill = f->percent * BAR_WIDTH / 100;
 
 	v->last_rate = f->mib_per_s;
-	if (!v->tty || f->percent / 5 == v->last_percent / 5)
+	if (!v->tty || view_quiet() || f->percent / 5 == v->last_percent / 5)
 		return;
 	v->last_percent = f->percent;
 	memset(bar, '#', (size_t)fill);
