@@ -38,6 +38,7 @@
 
 #include "blockdev.h"
 #include "chain.h"
+#include "cli-option.h"
 #include "config.h"
 #include "host.h"
 #include "initramfs-check.h"
@@ -134,8 +135,8 @@ parse_args(int argc, char **argv, struct setup *st)
 	};
 	int c;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "c:p:nyh", options, NULL)) != -1) {
+	cli_option_begin();
+	while ((c = getopt_long(argc, argv, ":c:p:nyh", options, NULL)) != -1) {
 		switch (c) {
 		case 'c': st->config = optarg; break;
 		case 'p': st->plugin_dir = optarg; break;
@@ -147,8 +148,7 @@ parse_args(int argc, char **argv, struct setup *st)
 			setup_usage(stdout);
 			return 1;
 		default:
-			fprintf(stderr, "Try 'torpor setup --help'.\n");
-			return -EINVAL;
+			return cli_option_error("setup", c, argv);
 		}
 	}
 	if (optind < argc) {

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# What the command line says, on the sim source, one case per run:
+#   quiet        -q prints errors only: no phase line, bar or summary
+#   help         every command has a --help of its own that explains its
+#                options; a wrong option is said with the program's prefix
+#   config-error status names a configuration error's reason and FILE:LINE
+#   no-config    status says the file is missing and that setup writes it
+#   json-keys    every key torpor(8) documents for status --json and
+#                plugins --json is in their output, and every key of the
+#                output is documented
+#   failed-cycle a hibernation that failed before writing prints no line of
+#                a success, and status does not speak of an image written
+#   enomem       the kernel (here the sim) cannot create the image for want
+#                of memory: the error says why and what helps, and status
+#                foresees it
+. "$(dirname "$0")/lib.sh"
+case_name="$1"
+
+STATE="$WORK/state"
+write_config "sim:$((200 * 4096)):5" "checksum lzo" "state_dir = $STATE"
+
+case "$case_name" in
+quiet)
+	t_run quiet torpor --quiet hibernate --direct --test
+	expect_rc 0 "hibernate -q"
+	[ -s "$OUT" ] && fail "hibernate -q: something on stdout"
+	[ -s "$ERR" ] && fail "hibernate -q: something on stderr"
+	# Without -q the same command shows its phases and the summary: the
+	# check above is not empty for want of a cycle.
+	t_run loud torpor hibernate --direct --test
+	expect_rc 0 "hibernate"
+	expect_err "^torpor: write +[0-9.]+ s" "the phase lines without -q"
+	expect_out "^hibernate \(test\): 200 pages" "the summary without -q"
+	# Errors still come.
+	t_run quiet-error torpor -q hibernate --direct --after=halt
+	expect_rc 1 "hibernate -q --after=halt"
+	expect_err "--after 'halt'" "an error with -q"
+	;;
+help)
+	for c in hibernate status plugins config verify invalidate resume-args \
+		 reload suspend-then-hibernate keygen file-setup bench setup; do
+		# keygen, file-setup, bench and setup parse their own options,
+		# and not all of them take --config.
+		t_run help "$TORPOR" "$c" --help
+		expect_rc 0 "$c --help"
+		expect_out "^Usage: torpor .*$c" "$c --help: its usage"
+		grep -q '^Commands:' "$OUT" && fail "$c --help: the general help"
+		[ -s "$ERR" ] && fail "$c --help: stderr"
+		# Before the word too.
+		t_run help-before "$TORPOR" --help "$c"
+		expect_rc 0 "--help $c"
+		expect_out "^Usage: torpor .*$c" "--help $c: its usage"
+	done
+	t_run help torpor hibernate --help
+	for o in --direct --test --force "--after WHAT"; do
+		expect_out "^ +$o " "hibernate --help explains $o"
+	done
+	expect_out "poweroff, reboot, or suspend" "hibernate --help: the values of --after"
+	expect_out "^Exit status: 0 " "hibernate --help: its exit status"
+	t_run help torpor status --help
+	expect_out "^ +--json " "status --help explains --json"
+	grep -q -- "--test" "$OUT" && fail "status --help speaks of --test"
+	t_run help torpor invalidate --help
+	expect_out "^ +--stale " "invalidate --help: --stale"
+	expect_out "^ +--wait-device SECONDS .*0 to 3600" "invalidate --help: --wait-device"
+	t_run help torpor suspend-then-hibernate --help
+	expect_out "^ +--delay SECONDS " "suspend-then-hibernate --help: --delay"
+	t_run help torpor --help
+	expect_out '^Commands:' "the general help"
+	expect_out 'torpor COMMAND --help' "the general help points to each command's"
+	# The options' lines fit 80 columns.
+	for c in "" hibernate status invalidate resume-args suspend-then-hibernate; do
+		# shellcheck disable=SC2086
+		"$TORPOR" $c --help | awk -v c="$c" '/^  (-| {20})/ && length > 80 { print c ": " $0; bad = 1 } END { exit bad }' >"$WORK/wide" ||
+			fail "help wider than 80 columns: $(cat "$WORK/wide")"
+	done
+	# One prefix for every wrong option, never getopt's argv[0].
+	for args in "--bogus status" "status --after" "-x status" \
+		    "bench --bogus" "setup --bogus" "file-setup --size" \
+		    "keygen --bogus"; do
+		# shellcheck disable=SC2086
+		t_run wrong "$TORPOR" $args
+		expect_rc 1 "torpor $args"
+		grep -qv '^torpor: ' "$ERR" && fail "torpor $args: a line without the prefix"
+		expect_err "^torpor: .*'-" "torpor $args: names the option"
+	done
+	t_run wrong torpor status --test
+	expect_err_line "torpor: status: --test belongs to 'hibernate'" "--test elsewhere"
+	t_run wrong torpor status --force
+	expect_err_line "torpor: status: --force belongs to 'hibernate' and 'suspend-then-hibernate'" "--force elsewhere"
+	;;
+*)
+	echo "unknown case $case_name"; exit 2 ;;
+esac
+finish
