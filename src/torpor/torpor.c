@@ -617,19 +617,23 @@ cmd_config(int argc, char **argv)
 }
 
 /* The whole report is status_report()'s (the daemon's too); a
- * configuration that does not load is part of it. */
+ * configuration that does not load is part of it, with the reason its
+ * loading gave (muted here: the report says it). */
 static int
 cmd_status(int argc, char **argv)
 {
 	struct client_request rq = { .request = "status", .json = arg_json };
 	struct torpor_session s;
+	char why[512];
 	int r;
 
 	r = via_daemon(&rq);
 	if (r != CLIENT_NO_DAEMON)
 		return r;
+	log_capture(why, sizeof(why), true);
 	session_open(&s, arg_config, arg_plugin_dir, false);
-	r = status_report(&s, stdout, arg_json);
+	log_capture(NULL, 0, false);
+	r = status_report_opened(&s, arg_config, why, stdout, arg_json);
 	session_close(&s);
 	return r < 0 ? EXIT_FAILURE : r;
 }

@@ -90,6 +90,43 @@ help)
 	t_run wrong torpor status --force
 	expect_err_line "torpor: status: --force belongs to 'hibernate' and 'suspend-then-hibernate'" "--force elsewhere"
 	;;
+config-error)
+	# A typo on line 3: the report names it, its line and the reason.
+	sed -i 's/^filters =/fliters =/' "$CONF"
+	grep -qn '^fliters' "$CONF" || fail "no typo made"
+	line=$(grep -n '^fliters' "$CONF" | cut -d: -f1)
+	t_run status torpor status
+	expect_rc 1 "status of a bad configuration"
+	expect_out "^configuration: +$CONF \(invalid: $CONF:$line: \[torpor\] key 'fliters': unknown key" "the reason and FILE:LINE"
+	expect_out "^hibernate: +not possible: the configuration is invalid: $CONF:$line: " "the verdict's reason"
+	grep -q "see the messages above" "$OUT" && fail "status points to messages instead of saying them"
+	[ -s "$ERR" ] && fail "status of a bad configuration: stderr (the report says it)"
+	t_run status-json torpor status --json
+	expect_rc 1 "status --json of a bad configuration"
+	python3 - "$OUT" "$CONF" "$line" <<'PY' || fail "config-error: JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+conf, line = sys.argv[2], sys.argv[3]
+assert d["config"] == conf, d["config"]
+assert d["config_valid"] is False and d["config_missing"] is False
+want = "%s:%s: [torpor] key 'fliters': unknown key" % (conf, line)
+assert d["config_error"].startswith(want), d["config_error"]
+assert d["can_hibernate"] is False
+PY
+	;;
+no-config)
+	# The build's default file, which the tests never install.
+	if [ -e "$TORPOR_DEFAULT_CONFIG" ]; then
+		echo "SKIP: $TORPOR_DEFAULT_CONFIG exists"; exit 77
+	fi
+	t_run status "$TORPOR" --socket "$WORK/no.sock" status
+	expect_rc 1 "status without a configuration"
+	expect_out "^configuration: +$TORPOR_DEFAULT_CONFIG is missing: the defaults apply \\(no writer\\); .torpor setup. writes it" "missing, and who writes it"
+	expect_out "^ *(hibernate: +not possible|also): no writer is configured" "the verdict"
+	t_run status "$TORPOR" --socket "$WORK/no.sock" status --json
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["config_missing"] is True and d["config"] is None, d' "$OUT" ||
+		fail "no-config: JSON"
+	;;
 *)
 	echo "unknown case $case_name"; exit 2 ;;
 esac

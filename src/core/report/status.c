@@ -68,6 +68,8 @@ static const char *const image_state_names[] = {
 
 struct status {
 	struct torpor_session *s;
+	const char *config_path;	/* asked for; NULL: the default */
+	const char *open_error;		/* opening the session's, or NULL */
 	char captured[REASON_SIZE];	/* the last error a step caused */
 
 	bool config_valid;
@@ -191,6 +193,7 @@ check_config(struct status *st)
 
 	if (!s->config) {
 		snprintf(st->config_error, sizeof(st->config_error), "%s",
+			 st->open_error && st->open_error[0] ? st->open_error :
 			 st->captured[0] ? st->captured :
 			 "it could not be read (see the messages above)");
 		add_reason(st, "the configuration is invalid: %s", st->config_error);
@@ -619,9 +622,15 @@ print_text(const struct status *st, FILE *out)
 	char image[2 * REASON_SIZE];
 	size_t i;
 
-	fprintf(out, "configuration:  %s (%s%s)\n",
-		c && c->path ? c->path : c ? "defaults" : "?",
-		st->config_valid ? "valid" : "invalid: ", st->config_error);
+	if (c && !c->path)
+		fprintf(out, "configuration:  %s is missing: the defaults apply (no writer); `torpor setup` writes it\n",
+			TORPOR_DEFAULT_CONFIG);
+	else
+		fprintf(out, "configuration:  %s (%s%s)\n",
+			c ? c->path : st->config_path ? st->config_path :
+			TORPOR_DEFAULT_CONFIG,
+			st->config_valid ? "valid" : "invalid: ",
+			st->config_error);
 	fprintf(out, "daemon:         %s (%s)\n",
 		st->daemon_running ? "running" : "not running", st->socket);
 	if (c) {
@@ -760,8 +769,13 @@ print_json(const struct status *st, FILE *out)
 	size_t i;
 
 	fprintf(out, "{\"config\": ");
-	json_write_string(out, c && c->path ? c->path : NULL);
-	fprintf(out, ", \"config_valid\": %s, \"config_error\": ",
+	if (c && !c->path)
+		fprintf(out, "null");
+	else
+		json_write_string(out, c ? c->path : st->config_path ?
+				  st->config_path : TORPOR_DEFAULT_CONFIG);
+	fprintf(out, ", \"config_missing\": %s, \"config_valid\": %s, \"config_error\": ",
+		c && !c->path ? "true" : "false",
 		st->config_valid ? "true" : "false");
 	json_write_string(out, st->config_error);
 	fprintf(out, ", \"daemon\": {\"socket\": ");
@@ -793,12 +807,21 @@ print_json(const struct status *st, FILE *out)
 int
 status_report(struct torpor_session *s, FILE *out, bool json)
 {
+	return status_report_opened(s, NULL, NULL, out, json);
+}
+
+int
+status_report_opened(struct torpor_session *s, const char *config_path,
+		     const char *open_error, FILE *out, bool json)
+{
 	struct status *st = calloc(1, sizeof(*st));
 	int r;
 
 	if (!st)
 		return -ENOMEM;
 	st->s = s;
+	st->config_path = config_path;
+	st->open_error = open_error;
 	st->image = IMAGE_UNKNOWN;
 	st->last_r = -ENOENT;
 	log_capture(st->captured, sizeof(st->captured), true);
