@@ -127,6 +127,22 @@ no-config)
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["config_missing"] is True and d["config"] is None, d' "$OUT" ||
 		fail "no-config: JSON"
 	;;
+failed-cycle)
+	# The raw writer's device does not exist: the cycle fails in its
+	# start-up phase, before anything is written.
+	IMAGE=$WORK/missing/image
+	write_config "sim:$((200 * 4096)):5" "checksum lzo" "state_dir = $STATE"
+	t_run hib torpor hibernate --direct
+	expect_rc 1 "hibernate to a missing device"
+	expect_err "device $IMAGE does not exist" "the reason"
+	grep -E '^torpor: [a-z-]+ +[0-9]+\.[0-9]+ s' "$ERR" &&
+		fail "a failed start-up printed phase lines"
+	[ -s "$OUT" ] && fail "a failed hibernation printed a summary"
+	t_run status torpor status
+	expect_out "^last cycle: .*failed: No such file or directory" "status: the failure"
+	expect_out "^  image: +none written \(the cycle failed before it\)" "status: no image written"
+	grep -q "written after the snapshot" "$OUT" && fail "status speaks of an image written after the snapshot"
+	;;
 *)
 	echo "unknown case $case_name"; exit 2 ;;
 esac

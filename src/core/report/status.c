@@ -606,6 +606,8 @@ print_last_text(const struct status *st, FILE *out)
 		fprintf(out, "\n  image:        %" PRIu64 " pages, %.1f MiB stored (%.0f%%)\n",
 			lc->pages, mib(lc->stored_bytes),
 			last_cycle_ratio(lc) / 10.0);
+	else if (lc->error)
+		fprintf(out, "\n  image:        none written (the cycle failed before it)\n");
 	else
 		fprintf(out, "\n  image:        not known (written after the snapshot, in memory that was powered off)\n");
 	if (lc->resumed_at)
