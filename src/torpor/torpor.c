@@ -264,11 +264,13 @@ usage_options(FILE *f, const char *command)
 			snprintf(spec, sizeof(spec), "    --%s%s%s", o->name,
 				 o->arg ? " " : "", o->arg ? o->arg : "");
 		fprintf(f, "  %-26s ", spec);
-		/* In lines of at most HELP_WIDTH, under each other. */
+		/* In lines of at most HELP_WIDTH, under each other; the
+		 * program's own stay whole: their defaults are paths, which
+		 * are read (and searched for) whole. */
 		while (*h) {
 			size_t n = strlen(h);
 
-			if (n > HELP_WIDTH) {
+			if (n > HELP_WIDTH && o->commands) {
 				n = HELP_WIDTH;
 				while (n > 0 && h[n] != ' ')
 					n--;

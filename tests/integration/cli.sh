@@ -69,8 +69,9 @@ help)
 	t_run help torpor --help
 	expect_out '^Commands:' "the general help"
 	expect_out 'torpor COMMAND --help' "the general help points to each command's"
-	# The options' lines fit 80 columns.
-	for c in "" hibernate status invalidate resume-args suspend-then-hibernate; do
+	# The commands' options fit 80 columns (the program's own keep their
+	# default paths whole).
+	for c in hibernate status invalidate resume-args suspend-then-hibernate; do
 		# shellcheck disable=SC2086
 		"$TORPOR" $c --help | awk -v c="$c" '/^  (-| {20})/ && length > 80 { print c ": " $0; bad = 1 } END { exit bad }' >"$WORK/wide" ||
 			fail "help wider than 80 columns: $(cat "$WORK/wide")"
@@ -142,6 +143,45 @@ failed-cycle)
 	expect_out "^last cycle: .*failed: No such file or directory" "status: the failure"
 	expect_out "^  image: +none written \(the cycle failed before it\)" "status: no image written"
 	grep -q "written after the snapshot" "$OUT" && fail "status speaks of an image written after the snapshot"
+	;;
+enomem)
+	# A fake root of the kernel's files where hibernation is available,
+	# and a /proc/meminfo with 200 KiB free or reclaimable and no swap:
+	# the sim's image of 800 KiB has no room for its copy.
+	SYSROOT="$WORK/sysroot"
+	mkdir -p "$SYSROOT/sys/kernel/security" "$SYSROOT/sys/power" "$SYSROOT/proc"
+	echo "[none] integrity confidentiality" >"$SYSROOT/sys/kernel/security/lockdown"
+	echo "BOOT_IMAGE=/vmlinuz root=/dev/vda quiet" >"$SYSROOT/proc/cmdline"
+	echo "freeze mem disk" >"$SYSROOT/sys/power/state"
+	meminfo() {	# meminfo AVAILABLE_KB SWAPFREE_KB
+		printf 'MemTotal: 524288 kB\nMemFree: 100 kB\nMemAvailable: %s kB\nSwapTotal: %s kB\nSwapFree: %s kB\n' \
+			"$1" "$2" "$2" >"$SYSROOT/proc/meminfo"
+	}
+	export TORPOR_TEST_SYSROOT="$SYSROOT"
+	dd if=/dev/zero of="$IMAGE" bs=4096 count=64 status=none
+	meminfo 200 0
+	t_run status torpor status
+	expect_out "^memory: +warning: too little for the snapshot, which would fail: the snapshot needs a free copy of every page it saves: the image is about 0.8 MiB, and 0.2 MiB is free or could be freed for it" "status foresees it"
+	expect_out "^memory: .*what helps: swap space with room.*closing programs.*image_size" "status: what helps"
+	t_run status torpor status --json
+	python3 -c 'import json,sys; w=json.load(open(sys.argv[1]))["memory_warning"]; assert w.startswith("the snapshot needs a free copy"), w' "$OUT" ||
+		fail "enomem: JSON memory_warning"
+	t_run hib torpor hibernate --direct
+	expect_rc 1 "hibernate without the memory for the copy"
+	expect_err "^torpor: the kernel could not create the image: Cannot allocate memory: the snapshot needs a free copy of every page it saves: the image is about 0.8 MiB, and 0.2 MiB is free or could be freed for it \(MemAvailable 0.2 MiB \+ SwapFree 0.0 MiB; MemFree 0.1 MiB of MemTotal 512.0 MiB\); what helps: swap space" "what ENOMEM means, its figures, what helps"
+	# The phases that ran are said, the failed one and after are not.
+	expect_err "^torpor: freeze +[0-9.]+ s" "the freeze phase line"
+	grep -Eq '^torpor: (snapshot|resumed) +[0-9.]+ s' "$ERR" && fail "a phase line after the failure"
+	# With swap to move memory to, the copy fits: no warning, and the
+	# cycle goes through.
+	meminfo 200 4096
+	t_run status torpor status
+	expect_out "^memory: +0.2 MiB free or reclaimable and 4.0 MiB swap free: room for the snapshot's copy" "status: room"
+	t_run status torpor status --json
+	python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["memory_warning"] == ""' "$OUT" ||
+		fail "enomem: JSON memory_warning with room"
+	t_run hib torpor hibernate --direct --test
+	expect_rc 0 "hibernate with room for the copy"
 	;;
 *)
 	echo "unknown case $case_name"; exit 2 ;;
