@@ -451,6 +451,16 @@ cycle_snapshot(struct cycle *cy, int *in_suspend)
 	if (r < 0)
 		return log_error_errno(r, "could not set the preferred image size: %m");
 	r = cy->snap->ops->create_image(cy->snap, in_suspend);
+	if (r == -ENOMEM) {
+		struct snapshot_memory mem;
+		char why[1024];
+
+		snapshot_memory_read(cycle_expected_image_bytes(cy->snap->kind,
+					cy->s->config->snapshot), &mem);
+		snapshot_memory_explain(&mem, why, sizeof(why));
+		return log_error_errno(r, "the kernel could not create the image: %m: %s",
+				       why);
+	}
 	if (r < 0)
 		return log_error_errno(r, "the kernel could not create the image: %m");
 	cy->have_image = true;

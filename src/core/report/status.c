@@ -87,6 +87,7 @@ struct status {
 	uint32_t ratio;			/* per 1000 */
 	uint64_t free_bytes;		/* the writer's room for the stream */
 	bool have_free;
+	struct snapshot_memory mem;	/* the snapshot's copy, foreseen */
 
 	char reasons[MAX_REASONS][REASON_SIZE];
 	size_t n_reasons;
@@ -362,6 +363,9 @@ estimate_sizes(struct status *st)
 	avail = proc_meminfo("MemAvailable");
 	st->used_memory = total > avail ? total - avail : 0;
 	st->image_bytes = cycle_expected_image_bytes(kind, s->config->snapshot);
+	/* The sim's copy takes no memory, but for a test's fake /proc. */
+	if (kernel_checks_apply(st))
+		snapshot_memory_read(st->image_bytes, &st->mem);
 	st->ratio = st->last_r == 0 ? last_cycle_ratio(&st->last) : 0;
 	st->ratio_from_last = st->ratio != 0;
 	if (st->ratio_from_last) {
@@ -556,6 +560,32 @@ describe_image(const struct status *st, char *buf, size_t size)
 	}
 }
 
+/* The snapshot's copy of the image against the memory that could hold it:
+ * a warning when it would not fit (the kernel then fails with ENOMEM). */
+static void
+memory_warning(const struct status *st, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (snapshot_memory_short(&st->mem))
+		snapshot_memory_explain(&st->mem, buf, size);
+}
+
+static void
+print_memory_text(const struct status *st, FILE *out)
+{
+	char warning[1024];
+
+	if (!st->mem.known)
+		return;
+	memory_warning(st, warning, sizeof(warning));
+	if (warning[0])
+		fprintf(out, "memory:         warning: too little for the snapshot, which would fail: %s\n",
+			warning);
+	else
+		fprintf(out, "memory:         %.1f MiB free or reclaimable and %.1f MiB swap free: room for the snapshot's copy of the image\n",
+			mib(st->mem.available), mib(st->mem.swap_free));
+}
+
 static void
 print_sizes_text(const struct status *st, FILE *out)
 {
@@ -574,6 +604,7 @@ print_sizes_text(const struct status *st, FILE *out)
 			mib(st->free_bytes));
 	else
 		fprintf(out, "free space:     unknown (the writer cannot tell)\n");
+	print_memory_text(st, out);
 }
 
 static void
@@ -733,6 +764,7 @@ static void
 print_chain_json(const struct status *st, FILE *out)
 {
 	const struct torpor_config *c = st->s->config;
+	char warning[1024];
 	size_t i;
 
 	fprintf(out, ", \"snapshot\": ");
@@ -762,6 +794,9 @@ print_chain_json(const struct status *st, FILE *out)
 		fprintf(out, ", \"free_space\": null");
 	fprintf(out, ", \"stored_ratio_source\": \"%s\"",
 		st->ratio_from_last ? "last-cycle" : "filters");
+	memory_warning(st, warning, sizeof(warning));
+	fprintf(out, ", \"memory_warning\": ");
+	json_write_string(out, warning);
 }
 
 static void
