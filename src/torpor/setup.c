@@ -630,11 +630,12 @@ run_self(const struct setup *st, const char *conf, const char *const *words,
 	return run_program(argv, out, out_size);
 }
 
-/* The words `torpor resume-args` prints for the configuration conf. */
+/* The location's words for the configuration conf, needed on the command
+ * line or not (`torpor resume-args --location`). */
 static int
 resume_words(struct setup *st, const char *conf)
 {
-	static const char *const words[] = { "resume-args", NULL };
+	static const char *const words[] = { "resume-args", "--location", NULL };
 	int r = run_self(st, conf, words, st->words, sizeof(st->words));
 
 	st->words[strcspn(st->words, "\n")] = '\0';
@@ -644,7 +645,7 @@ resume_words(struct setup *st, const char *conf)
 		return -EINVAL;
 	}
 	printf("setup: the image's location as kernel command line words (torpor resume-args): %s%s\n",
-	       st->words, strstr(st->words, "resume_offset=") ? "" :
+	       st->words, kernel_location_words_needed(st->words) ? "" :
 	       "; not needed: torpor-resume reads it from the configuration in the initramfs");
 	return 0;
 }
@@ -670,18 +671,12 @@ location_words(const char *cmdline, char *buf, size_t size)
 	}
 }
 
-/*
- * What the location words of a command line mean.  A location inside a
- * filesystem (a swap file, the file writer: resume_offset=) must be on the
- * command line, the initramfs cannot read the file before mounting it.  A
- * partition is found through the configuration the initramfs carries, and
- * a resume= word for it only makes the generators' own resume step wait
- * for a swap signature torpor's image has replaced.
- */
+/* What the location words of a command line mean (which ones are
+ * needed: kernel_location_words_needed()). */
 static void
 judge_words(const struct setup *st, const char *where, const char *cmdline)
 {
-	bool needed = strstr(st->words, "resume_offset=") != NULL;
+	bool needed = kernel_location_words_needed(st->words);
 	char found[1024];
 
 	location_words(cmdline, found, sizeof(found));
@@ -742,7 +737,7 @@ check_boot_loader(const struct setup *st)
 	if (grub_cmdline(st, text, sizeof(text)) == 0)
 		judge_words(st, "GRUB_CMDLINE_LINUX in /etc/default/grub (the next boot; setup does not edit it, run update-grub after a change)",
 			    text);
-	else if (strstr(st->words, "resume_offset="))
+	else if (kernel_location_words_needed(st->words))
 		printf("setup: no /etc/default/grub: add '%s' to the kernel command line of your boot loader\n",
 		       st->words);
 }
@@ -1008,7 +1003,7 @@ apply(struct setup *st)
 			log_warning("setup: the running kernel has no resume device from torpor until the next boot: logind may not offer hibernation before it (see torpor status)");
 	}
 	printf("setup: done: 'systemctl hibernate' goes through torpor%s\n",
-	       strstr(st->words, "resume_offset=") ?
+	       kernel_location_words_needed(st->words) ?
 	       " once the kernel command line has the words above" : "");
 	print_logind(st);
 	return 0;

@@ -60,6 +60,7 @@ static bool arg_json;
 static bool arg_verbose;
 static bool arg_stale;
 static bool arg_kernel;
+static bool arg_location;
 static bool arg_help;
 static unsigned arg_wait_device;
 
@@ -115,7 +116,7 @@ static const struct command commands[] = {
 	{ "invalidate", "[--stale [--wait-device SECONDS]]", "discard a stored image so that it is never resumed", cmd_invalidate, false,
 	  "The swap writer gives the swap area its signature back.\n\n"
 	  "Exit status: 0 when no resumable image remains, 1 on an error." },
-	{ "resume-args", "[--kernel]", "print the kernel command line words the next boot needs to find the image", cmd_resume_args, false,
+	{ "resume-args", "[--kernel | --location]", "print the kernel command line words the next boot needs to find the image", cmd_resume_args, false,
 	  "Only an image inside a file system (a swap file, the file writer)\n"
 	  "needs words on the command line; for a swap partition or a device\n"
 	  "nothing is printed and a line on standard error says why: torpor-resume\n"
@@ -148,6 +149,7 @@ enum {
 	OPT_WAIT_DEVICE,
 	OPT_DELAY,
 	OPT_KERNEL,
+	OPT_LOCATION,
 };
 
 struct cli_option {
@@ -209,6 +211,10 @@ static const struct cli_option cli_options[] = {
 	{ "kernel", OPT_KERNEL, NULL,
 	  "hand the location to the running kernel (/sys/power/resume_offset,"
 	  " /sys/power/resume) instead of printing it",
+	  "resume-args", false },
+	{ "location", OPT_LOCATION, NULL,
+	  "print the location's words even where the command line needs none "
+	  "(torpor setup reads them)",
 	  "resume-args", false },
 	{ "verbose", 'v', NULL, "say more (repeat for debug)", NULL, true },
 	{ "quiet", 'q', NULL,
@@ -567,8 +573,12 @@ cmd_resume_args(int argc, char **argv)
 		r = plugin_resume_args(w, words, sizeof(words));
 		if (r >= 0 && arg_kernel)
 			r = kernel_location_apply(words);
-		else if (r >= 0)
+		else if (r >= 0 && (arg_location ||
+				    kernel_location_words_needed(words)))
 			printf("%s\n", words);
+		else if (r >= 0)
+			log_notice("resume-args: no kernel command line word is needed: torpor-resume finds the image (%s) through the configuration in the initramfs; a resume= word for it would make the initramfs wait for a swap signature the image replaces",
+				   words);
 		else if (r == -EOPNOTSUPP)
 			log_error("writer '%s' cannot name its resume location",
 				  w->ops.name);
@@ -759,6 +769,9 @@ apply_option(int id, const char *arg)
 		break;
 	case OPT_KERNEL:
 		arg_kernel = true;
+		break;
+	case OPT_LOCATION:
+		arg_location = true;
 		break;
 	case OPT_WAIT_DEVICE:
 		if (session_parse_wait(arg, &arg_wait_device) < 0)
