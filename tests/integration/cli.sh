@@ -183,6 +183,71 @@ enomem)
 	t_run hib torpor hibernate --direct --test
 	expect_rc 0 "hibernate with room for the copy"
 	;;
+json-keys)
+	# Every key at least once: an image stored (its uuid and figures), a
+	# last cycle, then its resume figures.
+	t_run hib torpor hibernate --direct
+	expect_rc 0 "hibernate"
+	torpor status --json >"$WORK/status1.json" 2>/dev/null
+	t_run resume torpor_resume
+	expect_rc 0 "resume"
+	torpor status --json >"$WORK/status2.json" 2>/dev/null
+	torpor plugins --json >"$WORK/plugins.json" 2>/dev/null
+	python3 - "$TORPOR_MANDIR/torpor.8" "$WORK/status1.json" "$WORK/status2.json" "$WORK/plugins.json" <<'PY' || fail "json-keys: the documented keys and the output differ"
+import json, re, sys
+
+man = open(sys.argv[1]).read().split("\n")
+
+def documented(command, start, end):
+    """The italic key names of the paragraph of COMMAND's --json, from the
+    line with START to the one with END."""
+    at = next(i for i, l in enumerate(man) if l.startswith(".BR " + command + ' " ['))
+    at = next(i for i in range(at, len(man)) if start in man[i])
+    keys = set()
+    for l in man[at + 1:]:
+        if end in l or l.startswith(".TP"):
+            break
+        m = re.match(r"\.(I|IR) (.*)", l)
+        if not m:
+            continue
+        words = m.group(2).split() if m.group(1) == "IR" else [m.group(2)]
+        for w in words[::2]:
+            if re.fullmatch(r"[a-z_]+", w):
+                keys.add(w)
+    return keys
+
+def output_keys(paths):
+    keys = set()
+    def walk(v, parent):
+        if isinstance(v, dict):
+            for k, x in v.items():
+                # The phases' names are values of the cycle, not keys.
+                if parent != "phases":
+                    keys.add(k)
+                walk(x, k)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x, parent)
+    for p in paths:
+        walk(json.load(open(p)), None)
+    return keys
+
+bad = False
+for command, start, end, paths in (
+        ("status", "Its keys are stable:", "Exit status 0 when", sys.argv[2:4]),
+        ("plugins", "Its keys are stable:", "(the plugins' own lines)", sys.argv[4:5])):
+    doc = documented(command, start, end)
+    out = output_keys(paths)
+    assert len(doc) > 5, (command, doc)
+    if doc - out:
+        print("%s --json: documented, not in the output: %s" % (command, sorted(doc - out)))
+        bad = True
+    if out - doc:
+        print("%s --json: in the output, not documented: %s" % (command, sorted(out - doc)))
+        bad = True
+sys.exit(1 if bad else 0)
+PY
+	;;
 *)
 	echo "unknown case $case_name"; exit 2 ;;
 esac
