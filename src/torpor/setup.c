@@ -246,12 +246,13 @@ mem_total(const struct setup *st)
 	return kib * 1024;
 }
 
-/* The filters: the existing configuration's, else a fast compressor and
- * the checksum when they are installed. */
+/* The filters: the existing configuration's, else the checksum and a fast
+ * compressor when they are installed, in the order torpor.conf(5) gives
+ * (checksum first: its digests then cover the plaintext pages). */
 static void
 choose_filters(struct setup *st, const char *dir)
 {
-	static const char *const wanted[] = { "lz4", "checksum" };
+	static const char *const wanted[] = { "checksum", "lz4" };
 	char p[PATH_MAX];
 	size_t i, used = 0;
 

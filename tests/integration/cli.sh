@@ -9,6 +9,9 @@
 #   json-keys    every key torpor(8) documents for status --json and
 #                plugins --json is in their output, and every key of the
 #                output is documented
+#   keygen-paths keygen --output with a relative directory prints lines the
+#                configuration takes: absolute key paths, the filter order
+#                torpor.conf(5) gives
 #   failed-cycle a hibernation that failed before writing prints no line of
 #                a success, and status does not speak of an image written
 #   enomem       the kernel (here the sim) cannot create the image for want
@@ -247,6 +250,24 @@ for command, start, end, paths in (
         bad = True
 sys.exit(1 if bad else 0)
 PY
+	;;
+keygen-paths)
+	[ -e "$TORPOR_PLUGINDIR/crypt.so" ] || { echo "SKIP: no crypt plugin"; exit 77; }
+	t_run keygen sh -c 'cd "$1" && "$2" keygen --keyfile --output keys' sh "$WORK" "$TORPOR"
+	expect_rc 0 "keygen --keyfile --output keys"
+	expect_out "^  key_file = $WORK/keys/crypt.keyfile\$" "an absolute key_file"
+	expect_out "^  filters = checksum, lzo, crypt\$" "checksum first, crypt last"
+	# The printed lines, as they are, in a configuration that loads.
+	{
+		sed -n 's/^  \(filters = .*\)$/\1/p' "$OUT" | sed '1i [torpor]\nsnapshot = sim:819200:5\nwriter = raw'
+		echo "[crypt]"
+		sed -n 's/^  \(mode = .*\|key_file = .*\)$/\1/p' "$OUT"
+		echo "[raw]"
+		echo "device = $IMAGE"
+	} >"$CONF"
+	t_run config torpor config
+	expect_rc 0 "the printed lines load"
+	expect_out "^key_file = $WORK/keys/crypt.keyfile" "torpor config: the key file"
 	;;
 *)
 	echo "unknown case $case_name"; exit 2 ;;
