@@ -91,8 +91,7 @@ show_event(struct view *v, const struct json_object *o, const char *type)
 		f.done_mib = json_get_int(o, "done_mib", 0);
 		f.stored_mib = json_get_int(o, "stored_mib", 0);
 		view_progress(v, phase, &f);
-	} else if (strcmp(type, "notice") == 0 &&
-		   log_get_max_level() >= TORPOR_LOG_NOTICE) {
+	} else if (strcmp(type, "notice") == 0 && !log_quiet()) {
 		fprintf(stderr, "torpor: torpord: %s\n",
 			json_get_string(o, "message") ?: "");
 	}
@@ -106,7 +105,7 @@ show_result(const struct json_object *o, bool hibernate)
 {
 	const char *error = json_get_string(o, "error");
 	int status = (int)json_get_int(o, "exit", 1);
-	bool quiet = log_get_max_level() < TORPOR_LOG_NOTICE;
+	bool quiet = log_quiet();
 
 	if (!(quiet && hibernate))
 		fputs(json_get_string(o, "output") ?: "", stdout);

@@ -547,7 +547,7 @@ cmd_invalidate(int argc, char **argv)
 	r = session_arrange_writer_only(&s);
 	if (r >= 0)
 		r = session_invalidate(&s);
-	if (r >= 0 && log_get_max_level() >= TORPOR_LOG_NOTICE)
+	if (r >= 0 && !log_quiet())
 		printf("invalidate: no resumable image remains on writer '%s'\n",
 		       s.reg.active_writer->ops.name);
 	session_close(&s);

@@ -39,13 +39,6 @@ view_catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-/* -q: errors only, so neither the phase lines nor the bar. */
-static bool
-view_quiet(void)
-{
-	return log_get_max_level() < TORPOR_LOG_NOTICE;
-}
-
 void
 view_init(struct view *v)
 {
@@ -62,7 +55,7 @@ view_phase(struct view *v, const char *phase, bool done, int64_t ms)
 		v->last_rate = -1;
 		return;
 	}
-	if (view_quiet())
+	if (log_quiet())
 		return;
 	if (v->bar_drawn)
 		fputc('\n', stderr);
@@ -84,7 +77,7 @@ view_progress(struct view *v, const char *phase,
 	int fill = f->percent * BAR_WIDTH / 100;
 
 	v->last_rate = f->mib_per_s;
-	if (!v->tty || view_quiet() || f->percent / 5 == v->last_percent / 5)
+	if (!v->tty || log_quiet() || f->percent / 5 == v->last_percent / 5)
 		return;
 	v->last_percent = f->percent;
 	memset(bar, '#', (size_t)fill);

@@ -751,7 +751,7 @@ read_back_resume(const struct cycle *cy, struct cycle_times *times)
 		if (!h.stats.resumed_at) {
 			ignore_figures("torpor-resume left none in the header", NULL);
 		} else {
-			if (log_get_max_level() >= TORPOR_LOG_NOTICE)
+			if (!log_quiet())
 				printf("resume (recorded by torpor-resume): %" PRIu64 " pages in %.2f s\n",
 				       h.stats.pages_restored,
 				       (double)h.stats.read_usec / 1e6);

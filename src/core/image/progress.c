@@ -34,7 +34,7 @@ progress_print_summary(const char *what, uint64_t pages, size_t page_size,
 	double stored_mib = (double)stored / 1048576.0;
 
 	/* A report, not a result: -q (errors only) leaves it out. */
-	if (log_get_max_level() < TORPOR_LOG_NOTICE)
+	if (log_quiet())
 		return;
 	printf("%s: %" PRIu64 " pages, %.1f MiB image, %.1f MiB stored (%.0f%%), %.2f s, %.0f MiB/s\n",
 	       what, pages, image_mib, stored_mib,
