@@ -140,18 +140,24 @@ open_device(bool for_writing)
 	return f;
 }
 
-/* A regular file holds a copy of memory: it must be private. */
+/* A regular file holds a copy of memory: it must be private.  Opened to
+ * read, it may hold a stored session, which rm would throw away: then the
+ * advice is to make it private and read it again. */
 static int
-check_regular(const struct stat *st)
+check_regular(const struct stat *st, bool for_writing)
 {
+	const char *owner = geteuid() == 0 ? "root" : "this user";
 	char why[512];
 	int r = bd_check_private(st, why, sizeof(why));
 
-	if (r < 0)
+	if (r < 0 && for_writing)
 		torpor_log(host, NAME, TORPOR_LOG_ERR,
 			  "refusing image file %s: it %s; the image holds the whole memory, so it must be private to %s: remove it and create it again private (rm %s; umask 077; truncate -s SIZE %s), as chmod does not shut out a user who already has it open",
-			  device, why, geteuid() == 0 ? "root" : "this user",
-			  device, device);
+			  device, why, owner, device, device);
+	else if (r < 0)
+		torpor_log(host, NAME, TORPOR_LOG_ERR,
+			  "refusing image file %s: it %s; the image holds the whole memory, so it must be private to %s. It may hold a stored session: to keep it, make the file private (chmod 600 %s, and chown it to %s when another user owns it) and run this again; rm would throw the session away. Once it is resumed, create the file again private (rm %s; umask 077; truncate -s SIZE %s): chmod does not shut out a user who already has it open",
+			  device, why, owner, device, owner, device, device);
 	return r;
 }
 
@@ -177,7 +183,7 @@ raw_open(bool for_writing)
 			goto fail;
 	} else if (is_regular) {
 		device_size = (uint64_t)st.st_size;
-		r = check_regular(&st);
+		r = check_regular(&st, for_writing);
 		if (r < 0) {
 			raw_close();
 			return r;

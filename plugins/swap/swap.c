@@ -1070,10 +1070,21 @@ swap_read_header(void *buf, size_t size, size_t *ret_len)
 	return r;
 }
 
+/* Every run of the saved layout is checked against the device before
+ * anything is read: a damaged one is an image to refuse. */
 static int
 swap_load_config(const uint8_t *buf, size_t len)
 {
-	return bd_image_load_config(&img, buf, len);
+	char why[200];
+	int r = open_dev(false);
+
+	if (r < 0)
+		return r;
+	r = bd_image_load_config(&dev, &img, buf, len, why, sizeof(why));
+	if (r == -EBADMSG)
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "the image's saved layout on %s %s",
+		    dev_path, why);
+	return r;
 }
 
 static int

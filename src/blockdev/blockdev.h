@@ -272,6 +272,8 @@ int bd_map_write(struct bd_dev *d, const struct bd_map *m, uint64_t off,
 
 /* Check that every run lies inside a device of dev_size bytes. */
 bool bd_map_inside(const struct bd_map *m, uint64_t dev_size);
+/* The first run of m that does not; m->n when every run does. */
+size_t bd_map_first_outside(const struct bd_map *m, uint64_t dev_size);
 
 /*
  * The writer blob: a run list and the stream length, little-endian:
@@ -383,8 +385,15 @@ void bd_image_committed(struct bd_image *im, struct bd_index *ix,
 			struct bd_map *stream, uint64_t stream_len);
 int bd_image_read_header(struct bd_dev *d, const struct bd_image *im,
 			 void *buf, size_t size, size_t *ret_len);
-int bd_image_load_config(struct bd_image *im, const uint8_t *buf,
-			 size_t len);
+/*
+ * The writer blob of a stored image (load_config()), checked whole before
+ * anything is read: every run it names must lie inside d.  -EBADMSG (an
+ * image to refuse) with why, a phrase for "its saved layout ...", when
+ * the blob does not parse or a run lies past the device's end.
+ */
+int bd_image_load_config(const struct bd_dev *d, struct bd_image *im,
+			 const uint8_t *buf, size_t len, char *why,
+			 size_t why_size);
 int bd_image_read(struct bd_dev *d, const struct bd_image *im,
 		  uint64_t off, void *buf, size_t len);
 int bd_image_rewrite_header(struct bd_dev *d, const struct bd_image *im,

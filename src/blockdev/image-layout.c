@@ -5,7 +5,9 @@
  * image they describe once read back; see blockdev.h.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -252,15 +254,28 @@ bd_image_read_header(struct bd_dev *d, const struct bd_image *im, void *buf,
 }
 
 int
-bd_image_load_config(struct bd_image *im, const uint8_t *buf, size_t len)
+bd_image_load_config(const struct bd_dev *d, struct bd_image *im,
+		     const uint8_t *buf, size_t len, char *why,
+		     size_t why_size)
 {
 	struct bd_map m;
 	uint64_t stream_len;
+	size_t i;
 	int r;
 
 	r = bd_map_load(buf, len, &m, &stream_len);
-	if (r < 0)
+	if (r < 0) {
+		snprintf(why, why_size, "does not parse (%zu bytes)", len);
 		return r;
+	}
+	i = bd_map_first_outside(&m, d->size);
+	if (i < m.n) {
+		snprintf(why, why_size,
+			 "has run %zu of %zu (%" PRIu64 " bytes at byte %" PRIu64 ") past the end of the device (%" PRIu64 " bytes)",
+			 i + 1, m.n, m.runs[i].len, m.runs[i].phys, d->size);
+		bd_map_clear(&m);
+		return -EBADMSG;
+	}
 	bd_map_clear(&im->stream);
 	im->stream = m;
 	im->stream_len = stream_len;

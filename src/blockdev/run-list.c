@@ -103,12 +103,20 @@ bd_map_write(struct bd_dev *d, const struct bd_map *m, uint64_t off,
 	return map_io(d, m, off, (void *)buf, len, true);
 }
 
+size_t
+bd_map_first_outside(const struct bd_map *m, uint64_t dev_size)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->runs[i].phys > dev_size ||
+		    m->runs[i].len > dev_size - m->runs[i].phys)
+			break;
+	return i;
+}
+
 bool
 bd_map_inside(const struct bd_map *m, uint64_t dev_size)
 {
-	for (size_t i = 0; i < m->n; i++)
-		if (m->runs[i].phys > dev_size ||
-		    m->runs[i].len > dev_size - m->runs[i].phys)
-			return false;
-	return true;
+	return bd_map_first_outside(m, dev_size) == m->n;
 }

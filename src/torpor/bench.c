@@ -26,6 +26,7 @@
 #include "torpor-build.h"
 
 #include "bench.h"
+#include "cli-option.h"
 #include "clock.h"
 #include "cycle.h"
 #include "log.h"
@@ -761,7 +762,6 @@ apply_bench_option(struct bench *b, int c, const char *arg)
 		bench_usage(stdout);
 		return 1;
 	default:
-		fprintf(stderr, "Try 'torpor bench --help'.\n");
 		return -EINVAL;
 	}
 }
@@ -783,9 +783,10 @@ parse_bench_args(struct bench *b, int argc, char **argv)
 	};
 	int c, r;
 
-	/* Reset getopt: the caller may have parsed its own options. */
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+	cli_option_begin();
+	while ((c = getopt_long(argc, argv, ":p:h", opts, NULL)) != -1) {
+		if (c == '?' || c == ':')
+			return cli_option_error("bench", c, argv);
 		r = apply_bench_option(b, c == 'p' ? OPT_PLUGIN_DIR : c, optarg);
 		if (r != 0)
 			return r;

@@ -101,32 +101,38 @@ show_event(struct view *v, const struct json_object *o, const char *type)
 		f.done_mib = json_get_int(o, "done_mib", 0);
 		f.stored_mib = json_get_int(o, "stored_mib", 0);
 		view_progress(v, phase, &f);
-	} else if (strcmp(type, "notice") == 0) {
+	} else if (strcmp(type, "notice") == 0 && !log_quiet()) {
 		fprintf(stderr, "torpor: torpord: %s\n",
 			json_get_string(o, "message") ?: "");
 	}
 }
 
-/* The result: output on stdout, the daemon's log lines on stderr. */
+/* The result: output on stdout, the daemon's log lines on stderr.  With
+ * -q (errors only) a hibernation's summary and a success's log stay out:
+ * the daemon logs at its own level. */
 static int
-show_result(const struct json_object *o)
+show_result(const struct json_object *o, bool hibernate)
 {
 	const char *error = json_get_string(o, "error");
+	int status = (int)json_get_int(o, "exit", 1);
+	bool quiet = log_quiet();
 
-	fputs(json_get_string(o, "output") ?: "", stdout);
+	if (!(quiet && hibernate))
+		fputs(json_get_string(o, "output") ?: "", stdout);
 	fflush(stdout);
-	fputs(json_get_string(o, "log") ?: "", stderr);
+	if (!(quiet && status == 0))
+		fputs(json_get_string(o, "log") ?: "", stderr);
 	if (error && *error)
 		fprintf(stderr, "torpor: torpord: %s\n", error);
-	return (int)json_get_int(o, "exit", 1);
+	return status;
 }
 
 /* One message: the exit status once it is the last, else -1;
  * CLIENT_NOT_TAKEN, why said in why, when torpord refused the
  * connection at its limits without reading the request. */
 static int
-handle_message(struct view *v, struct proto_in *in, char *why,
-	       size_t why_size)
+handle_message(struct view *v, struct proto_in *in, bool hibernate,
+	       char *why, size_t why_size)
 {
 	struct json_object o;
 	const char *type;
@@ -142,7 +148,7 @@ handle_message(struct view *v, struct proto_in *in, char *why,
 		log_error("torpord sent a message without a type");
 		r = EXIT_FAILURE;
 	} else if (strcmp(type, "result") == 0) {
-		r = show_result(&o);
+		r = show_result(&o, hibernate);
 	} else if (strcmp(type, "error") == 0 &&
 		   json_get_bool(&o, "limit", false)) {
 		snprintf(why, why_size, "%s",
@@ -204,7 +210,7 @@ read_replies(int fd, const struct client_request *rq, int sent, char *why,
 			break;
 		}
 		got++;
-		r = handle_message(&v, in, why, why_size);
+		r = handle_message(&v, in, hibernate, why, why_size);
 		if (r >= 0 || r == CLIENT_NOT_TAKEN)
 			break;
 	}

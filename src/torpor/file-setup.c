@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli-option.h"
 #include "config.h"
 #include "log.h"
 
@@ -138,8 +139,8 @@ parse_args(int argc, char **argv, struct file_setup_args *a)
 	};
 	int c;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "c:p:h", options, NULL)) != -1) {
+	cli_option_begin();
+	while ((c = getopt_long(argc, argv, ":c:p:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			a->config = optarg;
@@ -156,8 +157,7 @@ parse_args(int argc, char **argv, struct file_setup_args *a)
 			file_setup_usage(stdout);
 			return 1;
 		default:
-			fprintf(stderr, "Try 'torpor file-setup --help'.\n");
-			return -EINVAL;
+			return cli_option_error("file-setup", c, argv);
 		}
 	}
 	if (optind < argc) {

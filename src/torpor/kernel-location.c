@@ -79,3 +79,9 @@ kernel_location_apply_root(const char *root, const char *words)
 	       devno, node, offset[0] ? offset : "0");
 	return 0;
 }
+
+bool
+kernel_location_words_needed(const char *words)
+{
+	return strstr(words, "resume_offset=") != NULL;
+}

@@ -2,6 +2,8 @@
 #ifndef TORPOR_KERNEL_LOCATION_H
 #define TORPOR_KERNEL_LOCATION_H
 
+#include <stdbool.h>
+
 /*
  * torpor resume-args --kernel: hand the image's location, as the kernel
  * command line words `words` name it ("resume=SPEC [resume_offset=N]"),
@@ -18,5 +20,16 @@ int kernel_location_apply(const char *words);
 
 /* The same with /sys under root ("" for the running system's). */
 int kernel_location_apply_root(const char *root, const char *words);
+
+/*
+ * Whether the next boot needs the location words on its kernel command
+ * line: only a location inside a file system (a swap file, the file
+ * writer: resume_offset=), which the initramfs cannot read before it
+ * mounts that file system.  A partition or a device is found through the
+ * configuration the initramfs carries, and a resume= word for it only
+ * makes the initramfs's own resume step wait for a swap signature that
+ * torpor's image has replaced.
+ */
+bool kernel_location_words_needed(const char *words);
 
 #endif

@@ -50,6 +50,10 @@ __lsan_default_suppressions(void)
 
 #define KEYGEN_DEFAULT_DIR "/etc/torpor"
 #define KEYGEN_PASSPHRASE_MAX 1024
+/* The chain keygen proposes: checksum first, so that its digests cover the
+ * plaintext pages and every other filter's decoding; crypt last, since
+ * encrypted data does not compress (torpor.conf(5), filters). */
+#define KEYGEN_FILTERS "checksum, lzo, crypt"
 
 struct keygen_args {
 	const char *passphrase_file;
@@ -223,9 +227,20 @@ ensure_dir(const char *dir)
 	return 0;
 }
 
+/* The configuration takes absolute key paths only: the directory the
+ * keys went to as one (it exists by now), into buf. */
+static const char *
+absolute_dir(const char *dir, char *buf)
+{
+	if (!realpath(dir, buf))
+		snprintf(buf, PATH_MAX, "%s", dir);
+	return buf;
+}
+
 static int
 make_keyfile(const struct keygen_args *a)
 {
+	char dir[PATH_MAX];
 	uint8_t *key;
 	int r;
 
@@ -243,11 +258,11 @@ make_keyfile(const struct keygen_args *a)
 		return r;
 	printf("Wrote %s/crypt.keyfile (32 random bytes, mode 0600).\n\n"
 	       "Add to torpor.conf:\n"
-	       "  [torpor]\n  filters = lzo crypt\n"
+	       "  [torpor]\n  filters = " KEYGEN_FILTERS "\n"
 	       "  [crypt]\n  mode = keyfile\n  key_file = %s/crypt.keyfile\n\n"
 	       "Both the hibernating system and the initramfs read this file: keep it\n"
 	       "where only root can read it, or let a TPM unseal it in the initramfs.\n",
-	       a->output, a->output);
+	       a->output, absolute_dir(a->output, dir));
 	return 0;
 }
 
@@ -280,7 +295,7 @@ make_key_pair(const struct keygen_args *a)
 		uint8_t check[CRYPT_KEY_SIZE];
 	} *sec;
 	uint8_t pk[CRYPT_KEY_SIZE], file[CRYPT_SK_FILE_SIZE];
-	char text[CRYPT_PK_TEXT_SIZE];
+	char text[CRYPT_PK_TEXT_SIZE], dir[PATH_MAX];
 	int n, r;
 
 	r = check_absent(a->output, "crypt.key", a->force);
@@ -320,16 +335,17 @@ make_key_pair(const struct keygen_args *a)
 				   0644, a->force);
 	if (r < 0)
 		goto out;
+	absolute_dir(a->output, dir);
 	printf("Wrote %s/crypt.key (private, passphrase-protected, Argon2id "
 	       "m=%u KiB t=%u p=%u) and %s/crypt.pub (public).\n\n"
 	       "Add to torpor.conf:\n"
-	       "  [torpor]\n  filters = lzo crypt\n"
+	       "  [torpor]\n  filters = " KEYGEN_FILTERS "\n"
 	       "  [crypt]\n  mode = sealed\n"
 	       "  public_key = %s/crypt.pub\n  private_key = %s/crypt.key\n\n"
 	       "Hibernation reads only the public key; the initramfs needs the private\n"
 	       "key and asks for the passphrase at resume.\n",
 	       a->output, a->memory_kib, a->passes, a->parallel, a->output,
-	       a->output, a->output);
+	       dir, dir);
 	r = 0;
 out:
 	explicit_bzero(file, sizeof(file));

@@ -38,6 +38,7 @@
 
 #include "blockdev.h"
 #include "chain.h"
+#include "cli-option.h"
 #include "config.h"
 #include "host.h"
 #include "initramfs-check.h"
@@ -134,8 +135,8 @@ parse_args(int argc, char **argv, struct setup *st)
 	};
 	int c;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "c:p:nyh", options, NULL)) != -1) {
+	cli_option_begin();
+	while ((c = getopt_long(argc, argv, ":c:p:nyh", options, NULL)) != -1) {
 		switch (c) {
 		case 'c': st->config = optarg; break;
 		case 'p': st->plugin_dir = optarg; break;
@@ -147,8 +148,7 @@ parse_args(int argc, char **argv, struct setup *st)
 			setup_usage(stdout);
 			return 1;
 		default:
-			fprintf(stderr, "Try 'torpor setup --help'.\n");
-			return -EINVAL;
+			return cli_option_error("setup", c, argv);
 		}
 	}
 	if (optind < argc) {
@@ -246,12 +246,13 @@ mem_total(const struct setup *st)
 	return kib * 1024;
 }
 
-/* The filters: the existing configuration's, else a fast compressor and
- * the checksum when they are installed. */
+/* The filters: the existing configuration's, else the checksum and a fast
+ * compressor when they are installed, in the order torpor.conf(5) gives
+ * (checksum first: its digests then cover the plaintext pages). */
 static void
 choose_filters(struct setup *st, const char *dir)
 {
-	static const char *const wanted[] = { "lz4", "checksum" };
+	static const char *const wanted[] = { "checksum", "lz4" };
 	char p[PATH_MAX];
 	size_t i, used = 0;
 
@@ -630,11 +631,12 @@ run_self(const struct setup *st, const char *conf, const char *const *words,
 	return run_program(argv, out, out_size);
 }
 
-/* The words `torpor resume-args` prints for the configuration conf. */
+/* The location's words for the configuration conf, needed on the command
+ * line or not (`torpor resume-args --location`). */
 static int
 resume_words(struct setup *st, const char *conf)
 {
-	static const char *const words[] = { "resume-args", NULL };
+	static const char *const words[] = { "resume-args", "--location", NULL };
 	int r = run_self(st, conf, words, st->words, sizeof(st->words));
 
 	st->words[strcspn(st->words, "\n")] = '\0';
@@ -644,7 +646,7 @@ resume_words(struct setup *st, const char *conf)
 		return -EINVAL;
 	}
 	printf("setup: the image's location as kernel command line words (torpor resume-args): %s%s\n",
-	       st->words, strstr(st->words, "resume_offset=") ? "" :
+	       st->words, kernel_location_words_needed(st->words) ? "" :
 	       "; not needed: torpor-resume reads it from the configuration in the initramfs");
 	return 0;
 }
@@ -670,18 +672,12 @@ location_words(const char *cmdline, char *buf, size_t size)
 	}
 }
 
-/*
- * What the location words of a command line mean.  A location inside a
- * filesystem (a swap file, the file writer: resume_offset=) must be on the
- * command line, the initramfs cannot read the file before mounting it.  A
- * partition is found through the configuration the initramfs carries, and
- * a resume= word for it only makes the generators' own resume step wait
- * for a swap signature torpor's image has replaced.
- */
+/* What the location words of a command line mean (which ones are
+ * needed: kernel_location_words_needed()). */
 static void
 judge_words(const struct setup *st, const char *where, const char *cmdline)
 {
-	bool needed = strstr(st->words, "resume_offset=") != NULL;
+	bool needed = kernel_location_words_needed(st->words);
 	char found[1024];
 
 	location_words(cmdline, found, sizeof(found));
@@ -742,7 +738,7 @@ check_boot_loader(const struct setup *st)
 	if (grub_cmdline(st, text, sizeof(text)) == 0)
 		judge_words(st, "GRUB_CMDLINE_LINUX in /etc/default/grub (the next boot; setup does not edit it, run update-grub after a change)",
 			    text);
-	else if (strstr(st->words, "resume_offset="))
+	else if (kernel_location_words_needed(st->words))
 		printf("setup: no /etc/default/grub: add '%s' to the kernel command line of your boot loader\n",
 		       st->words);
 }
@@ -1008,7 +1004,7 @@ apply(struct setup *st)
 			log_warning("setup: the running kernel has no resume device from torpor until the next boot: logind may not offer hibernation before it (see torpor status)");
 	}
 	printf("setup: done: 'systemctl hibernate' goes through torpor%s\n",
-	       strstr(st->words, "resume_offset=") ?
+	       kernel_location_words_needed(st->words) ?
 	       " once the kernel command line has the words above" : "");
 	print_logind(st);
 	return 0;

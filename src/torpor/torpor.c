@@ -4,6 +4,7 @@
  * in one table (commands[] below); scripts, units and the initramfs hooks
  * depend on them.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -33,6 +34,7 @@
 #include "snapshot.h"
 #include "status.h"
 
+#include "cli-option.h"
 #include "client.h"
 #include "kernel-location.h"
 #include "stale.h"
@@ -58,6 +60,8 @@ static bool arg_json;
 static bool arg_verbose;
 static bool arg_stale;
 static bool arg_kernel;
+static bool arg_location;
+static bool arg_help;
 static unsigned arg_wait_device;
 
 struct command {
@@ -66,6 +70,9 @@ struct command {
 	const char *help;
 	int (*run)(int argc, char **argv);
 	bool own_options;	/* parses its own argv (after the word) */
+	/* torpor COMMAND --help: after the options, how it runs and its
+	 * exit status (NULL: the command prints its own help). */
+	const char *more;
 };
 
 static int cmd_hibernate(int argc, char **argv);
@@ -82,19 +89,52 @@ static int cmd_setup(int argc, char **argv);
 static int cmd_suspend_then_hibernate(int argc, char **argv);
 
 static const struct command commands[] = {
-	{ "hibernate", "[--direct] [--test] [--force] [--after WHAT]", "write the memory image and power off", cmd_hibernate, false },
-	{ "status", "[--json]", "show whether hibernation is possible and where the image goes", cmd_status, false },
-	{ "plugins", "[--json]", "list the plugins found in the plugin directory", cmd_plugins, false },
-	{ "config", "", "print the effective configuration", cmd_config, false },
-	{ "verify", "[--passphrase-file FILE]", "read and check a stored image through the whole chain", cmd_verify, false },
-	{ "invalidate", "[--stale [--wait-device SECONDS]]", "discard a stored image so that it is never resumed", cmd_invalidate, false },
-	{ "resume-args", "[--kernel]", "print the kernel command line words that locate the image (--kernel: hand the location to the running kernel, /sys/power/resume)", cmd_resume_args, false },
-	{ "keygen", "[--passphrase-file FILE] [--output DIR] [--force]", "create the key pair of the crypt filter", cmd_keygen, true },
-	{ "file-setup", "", "allocate the image file of the file writer", cmd_file_setup, true },
-	{ "bench", "[--size SIZE] [--chain CHAIN]...", "measure the chain's throughput against its baselines", torpor_bench_main, true },
-	{ "reload", "", "make torpord load its configuration and plugins again", cmd_reload, false },
-	{ "setup", "[--dry-run] [--yes] [--size SIZE]", "make 'systemctl hibernate' work on this machine", cmd_setup, true },
-	{ "suspend-then-hibernate", "[--delay SECONDS] [--direct] [--force]", "suspend to RAM; hibernate if the RTC wakes it after the delay", cmd_suspend_then_hibernate, false },
+	{ "hibernate", "[--direct] [--test] [--force] [--after WHAT]", "write the memory image and power off", cmd_hibernate, false,
+	  "Through torpord when it answers on its socket, else in this process.\n"
+	  "Progress goes to standard error, one line per phase (a bar on a\n"
+	  "terminal); -q leaves it and the summary out.\n\n"
+	  "Exit status: 0 once the machine is back (resumed, or --test done);\n"
+	  "1 when a step failed: everything is undone (image discarded, tasks\n"
+	  "thawed)." },
+	{ "status", "[--json]", "show whether hibernation is possible and where the image goes", cmd_status, false,
+	  "The configuration (and its error, with FILE:LINE), torpord, the chain,\n"
+	  "the resume location, the sizes and the memory the snapshot needs, each\n"
+	  "reason hibernation would fail, the image stored and the last cycle.\n\n"
+	  "Exit status: 0 when hibernation would work now, 1 when it would fail." },
+	{ "plugins", "[--json]", "list the plugins found in the plugin directory", cmd_plugins, false,
+	  "A plugin file that cannot be loaded is a warning, not an error.\n\n"
+	  "Exit status: 0, or 1 when the plugin directory cannot be read." },
+	{ "config", "", "print the effective configuration", cmd_config, false,
+	  "Every key with its help, its value and '# default' where the file does\n"
+	  "not set it; the output reads back as a configuration file.\n\n"
+	  "Exit status: 0, or 1 when the configuration is invalid." },
+	{ "verify", "[--passphrase-file FILE]", "read and check a stored image through the whole chain", cmd_verify, false,
+	  "As torpor-resume reads it before a restore, changing nothing.\n"
+	  "--passphrase-file FILE unlocks the crypt filter's private key.\n\n"
+	  "Exit status: 0 when the image is intact or there is none; 2 when it is\n"
+	  "refused (the message names the chunk at fault); 1 any other error." },
+	{ "invalidate", "[--stale [--wait-device SECONDS]]", "discard a stored image so that it is never resumed", cmd_invalidate, false,
+	  "The swap writer gives the swap area its signature back.\n\n"
+	  "Exit status: 0 when no resumable image remains, 1 on an error." },
+	{ "resume-args", "[--kernel | --location]", "print the kernel command line words the next boot needs to find the image", cmd_resume_args, false,
+	  "Only an image inside a file system (a swap file, the file writer)\n"
+	  "needs words on the command line; for a swap partition or a device\n"
+	  "nothing is printed and a line on standard error says why: torpor-resume\n"
+	  "finds it through the configuration in the initramfs, and a resume= word\n"
+	  "would make the initramfs wait for a swap signature the image replaces.\n\n"
+	  "Exit status: 0, or 1 when the writer cannot name its location." },
+	{ "keygen", "[--passphrase-file FILE] [--output DIR] [--force]", "create the key pair of the crypt filter", cmd_keygen, true, NULL },
+	{ "file-setup", "", "allocate the image file of the file writer", cmd_file_setup, true, NULL },
+	{ "bench", "[--size SIZE] [--chain CHAIN]...", "measure the chain's throughput against its baselines", torpor_bench_main, true, NULL },
+	{ "reload", "", "make torpord load its configuration and plugins again", cmd_reload, false,
+	  "As SIGHUP does; root and the members of [torpor] group only.\n\n"
+	  "Exit status: 0 when torpord took the new configuration; 1 when it\n"
+	  "refused it (it keeps the last good one) or no torpord answers." },
+	{ "setup", "[--dry-run] [--yes] [--size SIZE]", "make 'systemctl hibernate' work on this machine", cmd_setup, true, NULL },
+	{ "suspend-then-hibernate", "[--delay SECONDS] [--direct] [--force]", "suspend to RAM; hibernate if the RTC wakes it after the delay", cmd_suspend_then_hibernate, false,
+	  "Woken before the delay: exit status 0, no image.  Woken by the alarm:\n"
+	  "hibernates as 'torpor hibernate' does; when that fails it suspends to\n"
+	  "RAM again, without an alarm, and exits with status 1." },
 };
 
 enum {
@@ -109,40 +149,78 @@ enum {
 	OPT_WAIT_DEVICE,
 	OPT_DELAY,
 	OPT_KERNEL,
+	OPT_LOCATION,
 };
 
 struct cli_option {
 	const char *name;	/* --name */
 	int id;			/* the short option's letter, or OPT_* */
 	const char *arg;	/* the argument's name; NULL: takes none */
-	const char *help;	/* NULL: shown with its command instead */
+	const char *help;
+	/* The commands it belongs to, separated by blanks (an error with any
+	 * other); NULL: the program's, for every command. */
+	const char *commands;
 	bool verbosity;		/* the program's own, even before a command
 				 * that parses its own options */
 };
 
-/* The global options: getopt_long's tables, the pre-scan and the usage. */
+/* The options: getopt_long's tables, the pre-scan, the checks of which
+ * command an option belongs to, and both kinds of help. */
 static const struct cli_option cli_options[] = {
 	{ "config", 'c', "FILE",
-	  "configuration file (default " TORPOR_DEFAULT_CONFIG ")", false },
+	  "configuration file (default " TORPOR_DEFAULT_CONFIG ")", NULL, false },
 	{ "plugin-dir", 'p', "DIR",
-	  "plugin directory (default " TORPOR_PLUGINDIR ")", false },
+	  "plugin directory (default " TORPOR_PLUGINDIR ")", NULL, false },
 	{ "passphrase-file", OPT_PASSPHRASE_FILE, "FILE",
-	  "read the passphrase from FILE", false },
+	  "read the passphrase from FILE", NULL, false },
 	{ "socket", OPT_SOCKET, "PATH",
-	  "torpord's socket (default " PROTOCOL_DEFAULT_SOCKET ")", false },
-	{ "direct", OPT_DIRECT, NULL, NULL, false },
-	{ "after", OPT_AFTER, "WHAT", NULL, false },
-	{ "delay", OPT_DELAY, "SECONDS", NULL, false },
-	{ "test", OPT_TEST, NULL, NULL, false },
-	{ "force", OPT_FORCE, NULL, NULL, false },
-	{ "json", OPT_JSON, NULL, NULL, false },
-	{ "stale", OPT_STALE, NULL, NULL, false },
-	{ "wait-device", OPT_WAIT_DEVICE, "SECONDS", NULL, false },
-	{ "kernel", OPT_KERNEL, NULL, NULL, false },
-	{ "verbose", 'v', NULL, "say more (repeat for debug)", true },
-	{ "quiet", 'q', NULL, "errors only", true },
-	{ "help", 'h', NULL, "this help", false },
-	{ "version", 'V', NULL, "the version", false },
+	  "torpord's socket (default " PROTOCOL_DEFAULT_SOCKET ")", NULL, false },
+	{ "direct", OPT_DIRECT, NULL,
+	  "run in this process, even when torpord answers",
+	  "hibernate suspend-then-hibernate", false },
+	{ "after", OPT_AFTER, "WHAT",
+	  "what the machine does once the image is written, for this cycle: "
+	  "poweroff, reboot, or suspend (suspend to both: the image stays as "
+	  "a fallback if power is lost); default: [torpor] after",
+	  "hibernate", false },
+	{ "delay", OPT_DELAY, "SECONDS",
+	  "how long to stay suspended first: seconds, or systemd's time "
+	  "syntax (90min, 1h 30s), up to a year; 0 hibernates at once; "
+	  "default: [torpor] hibernate_delay, else HibernateDelaySec= of "
+	  "sleep.conf, else 2h",
+	  "suspend-then-hibernate", false },
+	{ "test", OPT_TEST, NULL,
+	  "write the whole image through the chain, then discard it, thaw and"
+	  " return instead of powering off (a test image is never resumed)",
+	  "hibernate", false },
+	{ "force", OPT_FORCE, NULL,
+	  "go on when the initramfs check fails: its problems become "
+	  "warnings, and the next boot may not resume the image",
+	  "hibernate suspend-then-hibernate", false },
+	{ "json", OPT_JSON, NULL,
+	  "one JSON object instead of text (its keys: torpor(8))",
+	  "status plugins", false },
+	{ "stale", OPT_STALE, NULL,
+	  "at boot, before swap: discard an image the initramfs did not "
+	  "resume (never through torpord)",
+	  "invalidate", false },
+	{ "wait-device", OPT_WAIT_DEVICE, "SECONDS",
+	  "with --stale: wait up to SECONDS (0 to 3600) for storage that is "
+	  "not there yet",
+	  "invalidate", false },
+	{ "kernel", OPT_KERNEL, NULL,
+	  "hand the location to the running kernel (/sys/power/resume_offset,"
+	  " /sys/power/resume) instead of printing it",
+	  "resume-args", false },
+	{ "location", OPT_LOCATION, NULL,
+	  "print the location's words even where the command line needs none "
+	  "(torpor setup reads them)",
+	  "resume-args", false },
+	{ "verbose", 'v', NULL, "say more (repeat for debug)", NULL, true },
+	{ "quiet", 'q', NULL,
+	  "errors only: no progress, summary or notices", NULL, true },
+	{ "help", 'h', NULL, "this help (COMMAND --help: the command's)", NULL, false },
+	{ "version", 'V', NULL, "the version", NULL, false },
 };
 
 #define N_CLI_OPTIONS	(sizeof(cli_options) / sizeof(cli_options[0]))
@@ -153,16 +231,36 @@ has_short_name(const struct cli_option *o)
 	return o->id < 0x100;
 }
 
+static bool
+has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p = list;
+
+	while ((p = strstr(p, word)) != NULL) {
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/* The help's width beside the option: 80 columns in all. */
+#define HELP_WIDTH	50
+
+/* The options of command (NULL: the program's own). */
 static void
-usage_options(FILE *f)
+usage_options(FILE *f, const char *command)
 {
 	char spec[64];
 	size_t i;
 
 	for (i = 0; i < N_CLI_OPTIONS; i++) {
 		const struct cli_option *o = &cli_options[i];
+		const char *h = o->help;
 
-		if (!o->help)
+		if (command ? !o->commands || !has_word(o->commands, command) :
+			      o->commands != NULL)
 			continue;
 		if (has_short_name(o))
 			snprintf(spec, sizeof(spec), "-%c, --%s%s%s", o->id,
@@ -171,7 +269,25 @@ usage_options(FILE *f)
 		else
 			snprintf(spec, sizeof(spec), "    --%s%s%s", o->name,
 				 o->arg ? " " : "", o->arg ? o->arg : "");
-		fprintf(f, "  %-26s %s\n", spec, o->help);
+		fprintf(f, "  %-26s ", spec);
+		/* In lines of at most HELP_WIDTH, under each other; the
+		 * program's own stay whole: their defaults are paths, which
+		 * are read (and searched for) whole. */
+		while (*h) {
+			size_t n = strlen(h);
+
+			if (n > HELP_WIDTH && o->commands) {
+				n = HELP_WIDTH;
+				while (n > 0 && h[n] != ' ')
+					n--;
+				if (n == 0)
+					n = strcspn(h, " ");
+			}
+			fprintf(f, "%.*s\n", (int)n, h);
+			h += n + strspn(h + n, " ");
+			if (*h)
+				fprintf(f, "  %-26s ", "");
+		}
 	}
 }
 
@@ -187,9 +303,23 @@ usage(FILE *f)
 		fprintf(f, "  %-12s %-28s %s\n", commands[i].name,
 			commands[i].args, commands[i].help);
 	fprintf(f, "\nOptions:\n");
-	usage_options(f);
-	fprintf(f, "\nExit status: 0 success; for verify 2 when an image exists and is\n"
+	usage_options(f, NULL);
+	fprintf(f, "\nEach command's options and exit status: torpor COMMAND --help.\n"
+		   "Exit status: 0 success; for verify 2 when an image exists and is\n"
 		   "refused; 1 any other error.\n");
+}
+
+/* torpor COMMAND --help. */
+static void
+command_usage(const struct command *cmd, FILE *f)
+{
+	fprintf(f, "Usage: torpor [OPTIONS] %s%s%s\n\n%c%s.\n\n",
+		cmd->name, cmd->args[0] ? " " : "", cmd->args,
+		toupper((unsigned char)cmd->help[0]), cmd->help + 1);
+	fprintf(f, "Options:\n");
+	usage_options(f, cmd->name);
+	fprintf(f, "  (and the program's own: torpor --help)\n\n%s\n",
+		cmd->more);
 }
 
 /* Map a negative errno from the core to an exit status. */
@@ -434,7 +564,7 @@ cmd_invalidate(int argc, char **argv)
 	r = session_arrange_writer_only(&s);
 	if (r >= 0)
 		r = session_invalidate(&s);
-	if (r >= 0)
+	if (r >= 0 && !log_quiet())
 		printf("invalidate: no resumable image remains on writer '%s'\n",
 		       s.reg.active_writer->ops.name);
 	session_close(&s);
@@ -460,8 +590,12 @@ cmd_resume_args(int argc, char **argv)
 		r = plugin_resume_args(w, words, sizeof(words));
 		if (r >= 0 && arg_kernel)
 			r = kernel_location_apply(words);
-		else if (r >= 0)
+		else if (r >= 0 && (arg_location ||
+				    kernel_location_words_needed(words)))
 			printf("%s\n", words);
+		else if (r >= 0)
+			log_notice("resume-args: no kernel command line word is needed: torpor-resume finds the image (%s) through the configuration in the initramfs; a resume= word for it would make the initramfs wait for a swap signature the image replaces",
+				   words);
 		else if (r == -EOPNOTSUPP)
 			log_error("writer '%s' cannot name its resume location",
 				  w->ops.name);
@@ -512,20 +646,24 @@ cmd_config(int argc, char **argv)
 }
 
 /* The whole report is status_report()'s (the daemon's too); a
- * configuration that does not load is part of it. */
+ * configuration that does not load is part of it, with the reason its
+ * loading gave (muted here: the report says it). */
 static int
 cmd_status(int argc, char **argv)
 {
 	struct client_request rq = { .request = "status", .json = arg_json };
 	struct torpor_session s;
+	char why[512];
 	int r;
 
 	r = via_daemon(&rq);
 	if (r != CLIENT_NO_DAEMON)
 		return r;
+	log_capture(why, sizeof(why), true);
 	session_open(&s, arg_config, arg_plugin_dir, false);
-	r = status_report(&s, stdout, arg_json,
-			  &(struct status_daemon){ .socket = arg_socket });
+	log_capture(NULL, 0, false);
+	r = status_report_opened(&s, arg_config, why, stdout, arg_json,
+				 &(struct status_daemon){ .socket = arg_socket });
 	session_close(&s);
 	return r < 0 ? EXIT_FAILURE : r;
 }
@@ -654,6 +792,9 @@ apply_option(int id, const char *arg)
 	case OPT_KERNEL:
 		arg_kernel = true;
 		break;
+	case OPT_LOCATION:
+		arg_location = true;
+		break;
 	case OPT_WAIT_DEVICE:
 		if (session_parse_wait(arg, &arg_wait_device) < 0)
 			return EXIT_FAILURE;
@@ -676,14 +817,13 @@ apply_option(int id, const char *arg)
 		log_set_max_level(TORPOR_LOG_ERR);
 		break;
 	case 'h':
-		usage(stdout);
-		return EXIT_SUCCESS;
+		arg_help = true;	/* the command's, when one is named */
+		break;
 	case 'V':
 		printf("torpor %s\n", TORPOR_VERSION);
 		return EXIT_SUCCESS;
 	default:
-		/* getopt said which option is wrong. */
-		fprintf(stderr, "Try 'torpor --help'.\n");
+		/* cli_option_error() said which word is wrong. */
 		return EXIT_FAILURE;
 	}
 	return -1;
@@ -745,6 +885,7 @@ build_getopt_tables(struct option *longs, char *shorts)
 {
 	size_t i, n = 0;
 
+	shorts[n++] = ':';	/* a missing argument is ':' */
 	for (i = 0; i < N_CLI_OPTIONS; i++) {
 		const struct cli_option *o = &cli_options[i];
 
@@ -763,11 +904,34 @@ build_getopt_tables(struct option *longs, char *shorts)
 	shorts[n] = '\0';
 }
 
-/* The command to run, after the options; NULL when wrong (logged). */
+/* "'hibernate' and 'suspend-then-hibernate'": the commands o belongs to,
+ * into buf. */
+static const char *
+owners(const struct cli_option *o, char *buf, size_t size)
+{
+	const char *p = o->commands;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	while (*p && used < size) {
+		size_t n = strcspn(p, " ");
+		int k = snprintf(buf + used, size - used, "%s'%.*s'",
+				 used ? " and " : "", (int)n, p);
+
+		used = k < 0 ? size : used + (size_t)k;
+		p += n + strspn(p + n, " ");
+	}
+	return buf;
+}
+
+/* The command to run, after the options (given[]: which of cli_options[]
+ * were); NULL when wrong (logged). */
 static const struct command *
-command_to_run(int argc, char **argv)
+command_to_run(int argc, char **argv, const bool *given)
 {
 	const struct command *cmd;
+	char words[128];
+	size_t i;
 
 	if (optind >= argc) {
 		usage(stderr);
@@ -782,26 +946,14 @@ command_to_run(int argc, char **argv)
 		log_error("%s: unexpected argument '%s'", cmd->name, argv[optind + 1]);
 		return NULL;
 	}
-	if ((arg_test || arg_after) && cmd->run != cmd_hibernate) {
-		log_error("%s: --test and --after belong to 'hibernate'", cmd->name);
-		return NULL;
-	}
-	if ((arg_direct || arg_force) && cmd->run != cmd_hibernate &&
-	    cmd->run != cmd_suspend_then_hibernate) {
-		log_error("%s: --direct and --force belong to 'hibernate' and 'suspend-then-hibernate'", cmd->name);
-		return NULL;
-	}
-	if (arg_delay && cmd->run != cmd_suspend_then_hibernate) {
-		log_error("%s: --delay belongs to 'suspend-then-hibernate'", cmd->name);
-		return NULL;
-	}
-	if ((arg_stale || arg_wait_device) && cmd->run != cmd_invalidate) {
-		log_error("%s: --stale and --wait-device belong to 'invalidate'", cmd->name);
-		return NULL;
-	}
-	if (arg_kernel && cmd->run != cmd_resume_args) {
-		log_error("%s: --kernel belongs to 'resume-args'", cmd->name);
-		return NULL;
+	for (i = 0; i < N_CLI_OPTIONS; i++) {
+		const struct cli_option *o = &cli_options[i];
+
+		if (given[i] && o->commands && !has_word(o->commands, cmd->name)) {
+			log_error("%s: --%s belongs to %s", cmd->name, o->name,
+				  owners(o, words, sizeof(words)));
+			return NULL;
+		}
 	}
 	if (arg_wait_device && !arg_stale) {
 		log_error("invalidate: --wait-device goes with --stale");
@@ -810,11 +962,42 @@ command_to_run(int argc, char **argv)
 	return cmd;
 }
 
+/* --help: the program's, or the command's when one is named. */
+static int
+help(int argc, char **argv)
+{
+	const struct command *cmd;
+
+	if (optind >= argc) {
+		usage(stdout);
+		return EXIT_SUCCESS;
+	}
+	cmd = find_command(argv[optind]);
+	if (!cmd) {
+		log_error("unknown command '%s'; try 'torpor --help'", argv[optind]);
+		return EXIT_FAILURE;
+	}
+	command_usage(cmd, stdout);
+	return EXIT_SUCCESS;
+}
+
+/* Where id is in cli_options[]. */
+static size_t
+option_index(int id)
+{
+	size_t i;
+
+	for (i = 0; i < N_CLI_OPTIONS && cli_options[i].id != id; i++)
+		;
+	return i;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct option longs[N_CLI_OPTIONS + 1];
-	char shorts[2 * N_CLI_OPTIONS + 1];
+	char shorts[2 * N_CLI_OPTIONS + 2];
+	bool given[N_CLI_OPTIONS + 1] = { false };
 	const struct command *cmd;
 	int c, at, r;
 
@@ -825,12 +1008,18 @@ main(int argc, char **argv)
 		return run_own_options(cmd, argc, argv, at);
 
 	build_getopt_tables(longs, shorts);
+	cli_option_begin();
 	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		if (c == '?' || c == ':')
+			return cli_option_error(NULL, c, argv), EXIT_FAILURE;
+		given[option_index(c)] = true;
 		r = apply_option(c, optarg);
 		if (r >= 0)
 			return r;
 	}
-	cmd = command_to_run(argc, argv);
+	if (arg_help)
+		return help(argc, argv);
+	cmd = command_to_run(argc, argv, given);
 	if (!cmd)
 		return EXIT_FAILURE;
 	return cmd->run(argc - optind, argv + optind);

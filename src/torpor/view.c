@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "view.h"
 
 #define BAR_WIDTH 24
@@ -54,6 +55,8 @@ view_phase(struct view *v, const char *phase, bool done, int64_t ms)
 		v->last_rate = -1;
 		return;
 	}
+	if (log_quiet())
+		return;
 	if (v->bar_drawn)
 		fputc('\n', stderr);
 	v->bar_drawn = false;
@@ -74,7 +77,7 @@ view_progress(struct view *v, const char *phase,
 	int fill = f->percent * BAR_WIDTH / 100;
 
 	v->last_rate = f->mib_per_s;
-	if (!v->tty || f->percent / 5 == v->last_percent / 5)
+	if (!v->tty || log_quiet() || f->percent / 5 == v->last_percent / 5)
 		return;
 	v->last_percent = f->percent;
 	memset(bar, '#', (size_t)fill);

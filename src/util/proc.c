@@ -11,10 +11,16 @@
 uint64_t
 proc_meminfo(const char *key)
 {
+	return proc_meminfo_at("/proc/meminfo", key);
+}
+
+uint64_t
+proc_meminfo_at(const char *path, const char *key)
+{
 	uint64_t value = 0, v;
 	char name[64];
 	size_t n = strlen(key);
-	FILE *f = fopen("/proc/meminfo", "re");
+	FILE *f = fopen(path, "re");
 
 	if (!f)
 		return 0;

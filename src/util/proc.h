@@ -11,6 +11,8 @@
 /* A /proc/meminfo value ("MemTotal", "MemAvailable") in bytes; 0 when it
  * cannot be read. */
 uint64_t proc_meminfo(const char *key);
+/* The same from a meminfo file at path (a test's fake /proc). */
+uint64_t proc_meminfo_at(const char *path, const char *key);
 
 /* The number a line of /proc/self/status gives KEY ("Threads", "VmHWM"
  * in kB): 0, -ENOENT when there is no such line, -errno when the file

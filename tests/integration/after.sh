@@ -52,7 +52,7 @@ expect_rc 1 "hibernate --after=halt"
 expect_err "--after 'halt': expected poweroff, reboot or suspend" "a wrong --after is named"
 t_run "status --after" torpor status --after=suspend
 expect_rc 1 "--after with another command"
-expect_err 'belong to .hibernate.' "--after belongs to hibernate"
+expect_err '^torpor: status: --after belongs to .hibernate.$' "--after belongs to hibernate"
 
 # power_off = shutdown is accepted and shown; a bad value names its line.
 write_config sim:8M lzo "power_off = shutdown"

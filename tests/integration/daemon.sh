@@ -135,23 +135,28 @@ case_hibernate() {
 	expect_err 'through torpord' "the CLI says it went through torpord"
 	expect_err 'write .* MiB/s' "the CLI shows the write phase"
 	expect_out 'hibernate \(test\):' "the summary reaches the CLI"
+	# -q through the daemon: errors only, as directly.
+	t_run "cli -q" tc -q hibernate --test
+	expect_rc 0 "torpor -q hibernate --test through torpord"
+	[ -s "$OUT" ] && fail "torpor -q hibernate through torpord: stdout"
+	[ -s "$ERR" ] && fail "torpor -q hibernate through torpord: stderr"
 	# --direct does not ask the daemon.
 	t_run "direct" tc --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" --direct hibernate --test
 	expect_rc 0 "torpor hibernate --direct"
 	expect_err 'running directly' "--direct says so"
-	if [ "$(grep -c hibernating "$DLOG")" -ne 2 ]; then
-		fail "torpord ran $(grep -c hibernating "$DLOG") cycles, expected 2"
+	if [ "$(grep -c hibernating "$DLOG")" -ne 3 ]; then
+		fail "torpord ran $(grep -c hibernating "$DLOG") cycles, expected 3"
 	fi
 	# Each cycle's phase times up to the commit, in torpord's log (the
 	# journal) before the power-off: its client is frozen by then.
 	local num='[0-9]+\.[0-9]{3}' phases
 	phases=$(grep -cE "^torpord: hibernate: phases \(s\): start-up $num, freeze $num, snapshot $num, write $num, sync $num\$" "$DLOG")
-	[ "$phases" -eq 2 ] ||
-		fail "torpord logged the phases of $phases cycles, expected 2: $(grep phases "$DLOG")"
+	[ "$phases" -eq 3 ] ||
+		fail "torpord logged the phases of $phases cycles, expected 3: $(grep phases "$DLOG")"
 	# And after each, the most memory the daemon has held.
 	phases=$(grep -cE "^torpord: hibernate: peak RSS [1-9][0-9]* KiB\$" "$DLOG")
-	[ "$phases" -eq 2 ] ||
-		fail "torpord logged its peak RSS after $phases cycles, expected 2"
+	[ "$phases" -eq 3 ] ||
+		fail "torpord logged its peak RSS after $phases cycles, expected 3"
 }
 
 case_permissions() {

@@ -25,6 +25,11 @@
  *   image-tool downgrade FILE         rewrite the header as format 2 (no
  *                                     root guard), as an older torpor
  *                                     wrote it, signature fixed
+ *   image-tool writer-run DEV PHYS    in the image a swap or file writer
+ *                                     left on DEV (its header in one
+ *                                     piece), move the last run of the
+ *                                     writer's saved layout to byte PHYS,
+ *                                     every checksum valid
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +41,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "blockdev.h"
 #include "crc32c.h"
 #include "image-format.h"
 #include "raw-format.h"
@@ -313,11 +319,62 @@ downgrade(void)
 	image_header_clear(&h);
 }
 
+/* The header of the image on a block device, found by its magic at a
+ * page boundary; the writer's blob (the last chain entry) gets its last
+ * run moved to phys, blob and header checksums made again. */
+static void
+move_writer_run(const char *dev, uint64_t phys)
+{
+	static uint8_t buf[IMAGE_MAX_HEADER];
+	struct image_header h;
+	struct image_chain_entry *w;
+	struct bd_map m;
+	uint64_t stream_len;
+	size_t len;
+	char err[200];
+	off_t at;
+	int fd = open(dev, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		die("cannot open the device");
+	for (at = 0;; at += 4096) {
+		uint32_t hl;
+
+		if (pread(fd, buf, 16, at) != 16)
+			die("no image header on the device");
+		if (memcmp(buf, "TORPORIM", 8) != 0)
+			continue;
+		hl = get32(buf + 12);
+		if (hl > sizeof(buf) || pread(fd, buf, hl, at) != (ssize_t)hl)
+			die("the header cannot be read");
+		memset(&h, 0, sizeof(h));
+		if (image_header_parse(buf, hl, &h, err, sizeof(err)) == 0)
+			break;
+	}
+	w = &h.chain[h.n_chain - 1];
+	if (bd_map_load(w->blob, w->blob_len, &m, &stream_len) < 0 || m.n == 0)
+		die("the writer's blob does not parse");
+	m.runs[m.n - 1].phys = phys;
+	if (bd_map_save(&m, stream_len, w->blob, w->blob_len) != (int)w->blob_len)
+		die("the writer's blob cannot be written again");
+	len = image_header_size(&h);
+	if (image_header_encode(&h, buf, sizeof(buf), &len) < 0 ||
+	    pwrite(fd, buf, len, at) != (ssize_t)len || fsync(fd) < 0)
+		die("the header cannot be written back");
+	bd_map_clear(&m);
+	image_header_clear(&h);
+	close(fd);
+}
+
 int
 main(int argc, char **argv)
 {
 	if (argc < 3)
-		die("usage: image-tool layout|offset|flip|swap|set|reorder|duplicate|splice|first-pages|downgrade FILE ...");
+		die("usage: image-tool layout|offset|flip|swap|set|reorder|duplicate|splice|first-pages|downgrade|writer-run FILE ...");
+	if (strcmp(argv[1], "writer-run") == 0 && argc == 4) {
+		move_writer_run(argv[2], strtoull(argv[3], NULL, 0));
+		return 0;
+	}
 	load(argv[2]);
 	if (strcmp(argv[1], "layout") == 0) {
 		printf("stream %" PRIu64 " +%" PRIu64 "\nheader %" PRIu64 " +%" PRIu64 "\nchunks %" PRIu64 "\n",

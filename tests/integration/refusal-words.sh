@@ -4,6 +4,9 @@
 # object, the rule it broke and the command that puts it right.  One case
 # per run (the argument); none needs root.
 #   image-not-private       the raw writer's image file is mode 0644
+#   image-not-private-resume the raw writer's image file, holding a stored
+#                           image, is mode 0644 at resume: the advice keeps
+#                           the session (chmod), and following it resumes
 #   passphrase-not-private  keygen's passphrase file is mode 0644
 #   plugin-not-found        the configuration names a plugin not built
 #   bench-plugin-not-found  torpor bench's default chain lacks a plugin
@@ -28,6 +31,22 @@ image-not-private)
 	owner=$([ "$(id -u)" = 0 ] && echo root || echo "this user")
 	expect_err_line "torpor: raw: refusing image file $IMAGE: it has mode 0644: other users could read the memory image (it must be 0600); the image holds the whole memory, so it must be private to $owner: remove it and create it again private (rm $IMAGE; umask 077; truncate -s SIZE $IMAGE), as chmod does not shut out a user who already has it open" \
 		"image file of mode 0644"
+	;;
+image-not-private-resume)
+	write_config sim:8M ""
+	t_run hibernate torpor hibernate --direct
+	[ "$rc" -eq 0 ] || fail "hibernate"
+	chmod 644 "$IMAGE"
+	t_run resume torpor_resume
+	[ "$rc" -ne 0 ] || fail "torpor-resume accepted an image file of mode 0644"
+	owner=$([ "$(id -u)" = 0 ] && echo root || echo "this user")
+	expect_err_line "torpor-resume: raw: refusing image file $IMAGE: it has mode 0644: other users could read the memory image (it must be 0600); the image holds the whole memory, so it must be private to $owner. It may hold a stored session: to keep it, make the file private (chmod 600 $IMAGE, and chown it to $owner when another user owns it) and run this again; rm would throw the session away. Once it is resumed, create the file again private (rm $IMAGE; umask 077; truncate -s SIZE $IMAGE): chmod does not shut out a user who already has it open" \
+		"image file of mode 0644 at resume"
+	# The advice kept the session: made private, it resumes.
+	chmod 600 "$IMAGE"
+	t_run resume torpor_resume
+	[ "$rc" -eq 0 ] || fail "torpor-resume after chmod 600"
+	expect_out "restored and verified" "the stored session resumed after chmod 600"
 	;;
 passphrase-not-private)
 	printf 'correct horse\n' >"$WORK/pass"

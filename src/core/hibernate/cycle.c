@@ -42,6 +42,10 @@ struct cycle {
 	bool reserved, frozen, have_image, committed;
 	bool woke;		/* came back from suspend to RAM, not disk */
 	bool pre_done;		/* plugins were told: about to freeze */
+	/* A step failed: the phases that follow (the clean-up) are timed
+	 * but not announced, and neither is the end of the one that failed:
+	 * a line of its time would read as its success. */
+	bool failed;
 	double t0;
 	int phase;		/* the phase running, -1: none yet */
 	double phase_t0;	/* when it began (CLOCK_MONOTONIC) */
@@ -73,12 +77,12 @@ cycle_phase(struct cycle *cy, enum cycle_phase p)
 	if (cy->phase >= 0) {
 		if (o->times)
 			o->times->phase[cy->phase] += now - cy->phase_t0;
-		if (o->phase)
+		if (o->phase && !cy->failed)
 			o->phase(o->phase_ctx, (enum cycle_phase)cy->phase, true);
 	}
 	cy->phase = p < CYCLE_N_PHASES ? (int)p : -1;
 	cy->phase_t0 = now;
-	if (p < CYCLE_N_PHASES && o->phase)
+	if (p < CYCLE_N_PHASES && o->phase && !cy->failed)
 		o->phase(o->phase_ctx, p, false);
 }
 
@@ -447,6 +451,16 @@ cycle_snapshot(struct cycle *cy, int *in_suspend)
 	if (r < 0)
 		return log_error_errno(r, "could not set the preferred image size: %m");
 	r = cy->snap->ops->create_image(cy->snap, in_suspend);
+	if (r == -ENOMEM) {
+		struct snapshot_memory mem;
+		char why[1024];
+
+		snapshot_memory_read(cycle_expected_image_bytes(cy->snap->kind,
+					cy->s->config->snapshot), &mem);
+		snapshot_memory_explain(&mem, why, sizeof(why));
+		return log_error_errno(r, "the kernel could not create the image: %m: %s",
+				       why);
+	}
 	if (r < 0)
 		return log_error_errno(r, "the kernel could not create the image: %m");
 	cy->have_image = true;
@@ -737,9 +751,10 @@ read_back_resume(const struct cycle *cy, struct cycle_times *times)
 		if (!h.stats.resumed_at) {
 			ignore_figures("torpor-resume left none in the header", NULL);
 		} else {
-			printf("resume (recorded by torpor-resume): %" PRIu64 " pages in %.2f s\n",
-			       h.stats.pages_restored,
-			       (double)h.stats.read_usec / 1e6);
+			if (!log_quiet())
+				printf("resume (recorded by torpor-resume): %" PRIu64 " pages in %.2f s\n",
+				       h.stats.pages_restored,
+				       (double)h.stats.read_usec / 1e6);
 			if (times) {
 				times->resumed_at = h.stats.resumed_at;
 				times->resume_usec = h.stats.read_usec;
@@ -834,6 +849,7 @@ cycle_hibernate_prepared(struct torpor_session *s, struct cycle_prepared *p,
 				      cycle_leave(&cy);
 		}
 	}
+	cy.failed = r < 0;
 	cycle_phase(&cy, CYCLE_PHASE_RESUMED);
 	if (r >= 0 && !o->test && !cy.woke)
 		read_back_resume(&cy, o->times);

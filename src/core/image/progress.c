@@ -33,6 +33,9 @@ progress_print_summary(const char *what, uint64_t pages, size_t page_size,
 	double image_mib = (double)pages * (double)page_size / 1048576.0;
 	double stored_mib = (double)stored / 1048576.0;
 
+	/* A report, not a result: -q (errors only) leaves it out. */
+	if (log_quiet())
+		return;
 	printf("%s: %" PRIu64 " pages, %.1f MiB image, %.1f MiB stored (%.0f%%), %.2f s, %.0f MiB/s\n",
 	       what, pages, image_mib, stored_mib,
 	       image_mib > 0 ? stored_mib * 100.0 / image_mib : 0.0, seconds,

@@ -40,6 +40,12 @@ log_get_max_level(void)
 	return max_level;
 }
 
+bool
+log_quiet(void)
+{
+	return max_level < TORPOR_LOG_NOTICE;
+}
+
 void
 log_set_program(const char *name)
 {

@@ -15,6 +15,10 @@
 void log_set_max_level(int level);
 int log_get_max_level(void);
 
+/* -q: only errors are shown (the level is below notices), so reports
+ * that are not messages (phase lines, summaries) stay out too. */
+bool log_quiet(void);
+
 /* Prefix for every line, e.g. "torpor-resume" (default "torpor"). */
 void log_set_program(const char *name);
 

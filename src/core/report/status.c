@@ -68,6 +68,8 @@ static const char *const image_state_names[] = {
 
 struct status {
 	struct torpor_session *s;
+	const char *config_path;	/* asked for; NULL: the default */
+	const char *open_error;		/* opening the session's, or NULL */
 	char captured[REASON_SIZE];	/* the last error a step caused */
 
 	bool config_valid;
@@ -85,6 +87,7 @@ struct status {
 	uint32_t ratio;			/* per 1000 */
 	uint64_t free_bytes;		/* the writer's room for the stream */
 	bool have_free;
+	struct snapshot_memory mem;	/* the snapshot's copy, foreseen */
 
 	char reasons[MAX_REASONS][REASON_SIZE];
 	size_t n_reasons;
@@ -202,6 +205,7 @@ check_config(struct status *st)
 
 	if (!s->config) {
 		snprintf(st->config_error, sizeof(st->config_error), "%s",
+			 st->open_error && st->open_error[0] ? st->open_error :
 			 st->captured[0] ? st->captured :
 			 "it could not be read (see the messages above)");
 		add_reason(st, "the configuration is invalid: %s", st->config_error);
@@ -370,6 +374,9 @@ estimate_sizes(struct status *st)
 	avail = proc_meminfo("MemAvailable");
 	st->used_memory = total > avail ? total - avail : 0;
 	st->image_bytes = cycle_expected_image_bytes(kind, s->config->snapshot);
+	/* The sim's copy takes no memory, but for a test's fake /proc. */
+	if (kernel_checks_apply(st))
+		snapshot_memory_read(st->image_bytes, &st->mem);
 	st->ratio = st->last_r == 0 ? last_cycle_ratio(&st->last) : 0;
 	st->ratio_from_last = st->ratio != 0;
 	if (st->ratio_from_last) {
@@ -564,6 +571,32 @@ describe_image(const struct status *st, char *buf, size_t size)
 	}
 }
 
+/* The snapshot's copy of the image against the memory that could hold it:
+ * a warning when it would not fit (the kernel then fails with ENOMEM). */
+static void
+memory_warning(const struct status *st, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (snapshot_memory_short(&st->mem))
+		snapshot_memory_explain(&st->mem, buf, size);
+}
+
+static void
+print_memory_text(const struct status *st, FILE *out)
+{
+	char warning[1024];
+
+	if (!st->mem.known)
+		return;
+	memory_warning(st, warning, sizeof(warning));
+	if (warning[0])
+		fprintf(out, "memory:         warning: too little for the snapshot, which would fail: %s\n",
+			warning);
+	else
+		fprintf(out, "memory:         %.1f MiB free or reclaimable and %.1f MiB swap free: room for the snapshot's copy of the image\n",
+			mib(st->mem.available), mib(st->mem.swap_free));
+}
+
 static void
 print_sizes_text(const struct status *st, FILE *out)
 {
@@ -582,6 +615,7 @@ print_sizes_text(const struct status *st, FILE *out)
 			mib(st->free_bytes));
 	else
 		fprintf(out, "free space:     unknown (the writer cannot tell)\n");
+	print_memory_text(st, out);
 }
 
 static void
@@ -614,6 +648,8 @@ print_last_text(const struct status *st, FILE *out)
 		fprintf(out, "\n  image:        %" PRIu64 " pages, %.1f MiB stored (%.0f%%)\n",
 			lc->pages, mib(lc->stored_bytes),
 			last_cycle_ratio(lc) / 10.0);
+	else if (lc->error)
+		fprintf(out, "\n  image:        none written (the cycle failed before it)\n");
 	else
 		fprintf(out, "\n  image:        not known (written after the snapshot, in memory that was powered off)\n");
 	if (lc->resumed_at)
@@ -630,9 +666,15 @@ print_text(const struct status *st, FILE *out)
 	char image[2 * REASON_SIZE];
 	size_t i;
 
-	fprintf(out, "configuration:  %s (%s%s)\n",
-		c && c->path ? c->path : c ? "defaults" : "?",
-		st->config_valid ? "valid" : "invalid: ", st->config_error);
+	if (c && !c->path)
+		fprintf(out, "configuration:  %s is missing: the defaults apply (no writer); `torpor setup` writes it\n",
+			TORPOR_DEFAULT_CONFIG);
+	else
+		fprintf(out, "configuration:  %s (%s%s)\n",
+			c ? c->path : st->config_path ? st->config_path :
+			TORPOR_DEFAULT_CONFIG,
+			st->config_valid ? "valid" : "invalid: ",
+			st->config_error);
 	fprintf(out, "daemon:         %s (%s)\n",
 		st->daemon_running ? "running" : "not running", st->socket);
 	if (c) {
@@ -733,6 +775,7 @@ static void
 print_chain_json(const struct status *st, FILE *out)
 {
 	const struct torpor_config *c = st->s->config;
+	char warning[1024];
 	size_t i;
 
 	fprintf(out, ", \"snapshot\": ");
@@ -762,6 +805,9 @@ print_chain_json(const struct status *st, FILE *out)
 		fprintf(out, ", \"free_space\": null");
 	fprintf(out, ", \"stored_ratio_source\": \"%s\"",
 		st->ratio_from_last ? "last-cycle" : "filters");
+	memory_warning(st, warning, sizeof(warning));
+	fprintf(out, ", \"memory_warning\": ");
+	json_write_string(out, warning);
 }
 
 static void
@@ -771,8 +817,13 @@ print_json(const struct status *st, FILE *out)
 	size_t i;
 
 	fprintf(out, "{\"config\": ");
-	json_write_string(out, c && c->path ? c->path : NULL);
-	fprintf(out, ", \"config_valid\": %s, \"config_error\": ",
+	if (c && !c->path)
+		fprintf(out, "null");
+	else
+		json_write_string(out, c ? c->path : st->config_path ?
+				  st->config_path : TORPOR_DEFAULT_CONFIG);
+	fprintf(out, ", \"config_missing\": %s, \"config_valid\": %s, \"config_error\": ",
+		c && !c->path ? "true" : "false",
 		st->config_valid ? "true" : "false");
 	json_write_string(out, st->config_error);
 	fprintf(out, ", \"daemon\": {\"socket\": ");
@@ -805,12 +856,22 @@ int
 status_report(struct torpor_session *s, FILE *out, bool json,
 	      const struct status_daemon *daemon)
 {
+	return status_report_opened(s, NULL, NULL, out, json, daemon);
+}
+
+int
+status_report_opened(struct torpor_session *s, const char *config_path,
+		     const char *open_error, FILE *out, bool json,
+		     const struct status_daemon *daemon)
+{
 	struct status *st = calloc(1, sizeof(*st));
 	int r;
 
 	if (!st)
 		return -ENOMEM;
 	st->s = s;
+	st->config_path = config_path;
+	st->open_error = open_error;
 	st->image = IMAGE_UNKNOWN;
 	st->last_r = -ENOENT;
 	log_capture(st->captured, sizeof(st->captured), true);

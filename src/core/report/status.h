@@ -40,6 +40,17 @@ struct status_daemon {
 int status_report(struct torpor_session *s, FILE *out, bool json,
 		  const struct status_daemon *daemon);
 
+/*
+ * The same for a session the caller opened itself: config_path is the
+ * file it asked for (NULL: the default), open_error the first error that
+ * opening gave (its text, "FILE:LINE: ..." for a configuration error;
+ * "" or NULL when none), so that a configuration that did not load is
+ * reported with its reason.
+ */
+int status_report_opened(struct torpor_session *s, const char *config_path,
+			 const char *open_error, FILE *out, bool json,
+			 const struct status_daemon *daemon);
+
 /* The root under which the kernel's files and /run are read: "" in a
  * build for use, $TORPOR_TEST_SYSROOT in a test build when set. */
 const char *status_sysroot(void);

@@ -372,7 +372,7 @@ check_stored_bytes(struct resume *rs)
 		return 0;
 	r = plugin_read(rs->writer, claimed - 1, &byte, 1);
 	if (r != -ENODATA)
-		return r;
+		return r < 0 ? judge_plugin_error(rs, r) : r;
 	/* held bytes are there, missing are not. */
 	while (missing - held > 1) {
 		uint64_t mid = held + (missing - held) / 2;

@@ -31,6 +31,7 @@
 #include "log.h"
 #include "snapshot-internal.h"
 #include "snapshot.h"
+#include "test-hook.h"
 
 /* Runs of one kind never cross a block of this many data pages. */
 #define RUN_BLOCK	64
@@ -941,6 +942,15 @@ do_create_image(struct snapshot *s, int *in_suspend)
 	}
 	if (m->ready)
 		return -EPERM;
+	/* As the kernel's: the copy must fit.  Only with a test's fake
+	 * /proc: the sim's pages take no memory of this machine. */
+	if (test_hook_path("TORPOR_TEST_SYSROOT", "")[0]) {
+		struct snapshot_memory mem;
+
+		snapshot_memory_read(m->size, &mem);
+		if (snapshot_memory_short(&mem))
+			return -ENOMEM;
+	}
 	m->ready = true;
 	m->next_read = 0;
 	*in_suspend = 1;

@@ -5,6 +5,7 @@
  * page, and the kernel release.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,8 +16,10 @@
 
 #include "config.h"
 #include "log.h"
+#include "proc.h"
 #include "snapshot-internal.h"
 #include "snapshot.h"
+#include "test-hook.h"
 
 size_t
 snapshot_page_size(const char *spec)
@@ -432,4 +435,47 @@ snapshot_running_release(const struct snapshot *s, char *buf, size_t size)
 		return -ERANGE;
 	memcpy(buf, release, len + 1);
 	return 0;
+}
+
+void
+snapshot_memory_read(uint64_t image, struct snapshot_memory *ret)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/proc/meminfo",
+		 test_hook_path("TORPOR_TEST_SYSROOT", ""));
+	memset(ret, 0, sizeof(*ret));
+	ret->image = image;
+	ret->total = proc_meminfo_at(path, "MemTotal");
+	ret->available = proc_meminfo_at(path, "MemAvailable");
+	ret->free = proc_meminfo_at(path, "MemFree");
+	ret->swap_free = proc_meminfo_at(path, "SwapFree");
+	/* A kernel without MemAvailable (before 3.14), or a fake /proc
+	 * without it: no figures to judge by. */
+	ret->known = ret->total != 0 && ret->available != 0;
+}
+
+bool
+snapshot_memory_short(const struct snapshot_memory *m)
+{
+	return m->known && m->image > m->available + m->swap_free;
+}
+
+void
+snapshot_memory_explain(const struct snapshot_memory *m, char *buf,
+			size_t size)
+{
+	double mib = 1048576.0;
+
+	if (!m->known) {
+		snprintf(buf, size, "the snapshot needs a free copy of every page it saves (/proc/meminfo gave no figures); what helps: swap space with room, closing programs, or a smaller [torpor] image_size");
+		return;
+	}
+	snprintf(buf, size,
+		 "the snapshot needs a free copy of every page it saves: the image is about %.1f MiB, and %.1f MiB is free or could be freed for it (MemAvailable %.1f MiB + SwapFree %.1f MiB; MemFree %.1f MiB of MemTotal %.1f MiB); "
+		 "what helps: swap space with room (the kernel moves memory there before the snapshot), closing programs, or a smaller [torpor] image_size (the kernel then frees more before the snapshot: page cache, and with swap the programs' memory)",
+		 (double)m->image / mib,
+		 (double)(m->available + m->swap_free) / mib,
+		 (double)m->available / mib, (double)m->swap_free / mib,
+		 (double)m->free / mib, (double)m->total / mib);
 }

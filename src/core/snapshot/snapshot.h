@@ -196,6 +196,27 @@ struct torpor_config;
  */
 int snapshot_apply_prefs(struct snapshot *s, const struct torpor_config *c);
 
+/*
+ * The memory the snapshot needs: the kernel copies every page it saves
+ * into free memory before a byte is written, so the image (image bytes)
+ * must fit in what is free or can be freed for it, which is taken as
+ * MemAvailable (free and reclaimable) plus SwapFree (the kernel may move
+ * memory to swap first).  From /proc/meminfo, under $TORPOR_TEST_SYSROOT
+ * in a test build.
+ */
+struct snapshot_memory {
+	uint64_t image;		/* bytes the copy takes */
+	uint64_t total, available, free, swap_free;	/* meminfo, bytes */
+	bool known;		/* meminfo was read */
+};
+
+void snapshot_memory_read(uint64_t image, struct snapshot_memory *ret);
+/* The copy would not fit (only when known). */
+bool snapshot_memory_short(const struct snapshot_memory *m);
+/* What the figures mean and what helps, one sentence into buf. */
+void snapshot_memory_explain(const struct snapshot_memory *m, char *buf,
+			     size_t size);
+
 /* Parse the first page of an image (struct swsusp_info). */
 int snapshot_parse_info(const void *page, size_t page_size,
 			struct snapshot_info *ret);

@@ -33,6 +33,7 @@ expect_out "resume=UUID=$(blkid -p -o value -s UUID "$dev") resume_offset=" \
 lsattr "$img" | grep -q '^[^ ]*C' || fail "file-setup did not make the file NOCOW"
 before=$(cd "$mnt" && sha256sum other)
 
+LOCATION_IN_FS=yes
 full_cycle "file writer on btrfs"
 no_lookup_after_snapshot "file writer on btrfs" "$mnt"
 

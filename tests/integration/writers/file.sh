@@ -29,6 +29,7 @@ sums() {
 }
 before=$(sums)
 
+LOCATION_IN_FS=yes
 full_cycle "file writer"
 
 umount "$mnt" || fail "umount"

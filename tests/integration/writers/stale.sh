@@ -105,7 +105,7 @@ expect_err 'cannot look for a stale hibernation image: the storage is not there'
 # Refused outside invalidate, and a wrong value.
 t_run torpor status --stale
 expect_rc 1 "--stale on status"
-expect_err "status: --stale and --wait-device belong to 'invalidate'" "--stale on status"
+expect_err "status: --stale belongs to 'invalidate'" "--stale on status"
 t_run torpor invalidate --wait-device 1
 expect_rc 1 "--wait-device alone"
 expect_err "--wait-device goes with --stale" "--wait-device alone"

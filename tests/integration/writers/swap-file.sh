@@ -28,6 +28,7 @@ expect_rc 0 "resume-args --kernel"
 	fail "resume-args --kernel: offset '$(cat "$WORK/sysroot/sys/power/resume_offset")', not $phys"
 [ "$(cat "$WORK/sysroot/sys/power/resume")" = "$(printf '%d:%d' "0x$(stat -c %t "$dev")" "0x$(stat -c %T "$dev")")" ] ||
 	fail "resume-args --kernel: device '$(cat "$WORK/sysroot/sys/power/resume")'"
+LOCATION_IN_FS=yes
 full_cycle "swap file"
 [ "$(blkid -p -o value -s TYPE "$sw")" = swap ] || fail "blkid TYPE after resume"
 [ "$(blkid -p -o value -s UUID "$sw")" = "$uuid" ] || fail "UUID changed"
