@@ -18,9 +18,12 @@
 #           says so; the image stays (nothing can reach it)
 #   boot 3  the swap disk is attached only once the initramfs has given up
 #           (QEMU's monitor): the unit discards the image, saying why,
-#           before swap is activated; swap active
-#   boot 4  both disks from the start: no image, swap active, torpor
-#           status says none, no failed unit
+#           before swap is activated; swap active; then it hibernates again
+#   boot 4  without the swap disk again: a normal boot, which mounts the
+#           root filesystem read-write
+#   boot 5  both disks from the start: torpor-resume refuses the second
+#           image as stale (distro-stale-root's check, below): a normal
+#           boot, swap active, torpor status says none, no failed unit
 # distro-stale-root has the same disks, and the storage back at boot 3:
 #   boot 2  without the swap disk: a normal boot, the root filesystem
 #           mounted read-write (its mount count goes up)
@@ -34,7 +37,10 @@
 # guest suspends to RAM (S3), the RTC wakes it after 20 s, torpor
 # hibernates; boot 2 also checks the kernel's suspend lines and the hooks'
 # four calls (suspend, then hibernate).  Booted through the bzImage (S3
-# wakes a PVH-booted guest into a reset, see tests/vm/s2h.sh).
+# wakes a PVH-booted guest into a reset, see tests/vm/s2h.sh).  Its boot
+# 3 (Debian 12's) then hibernates again with `systemctl hibernate`, the
+# host damages that image, and boot 4 must refuse it: distro-corrupt's
+# checks, without a boot 1 of their own (corrupt_again_boots).
 # distro-btrfs is Fedora's layout on Debian 12 with dracut: the root is
 # btrfs (one partition), swap is zram only.  Boot 1 runs `torpor setup
 # --yes`: it passes over the zram swap, makes the image a NOCOW file on
@@ -298,6 +304,7 @@ else
 fi || { tail -30 "$logdir/initramfs.log" >&2; die "$gen failed"; }
 initrd=$logdir/initrd.img
 cp "$root/boot/initrd.img-$kver" "$initrd" || die "no initrd.img-$kver in the guest"
+
 step_end guest
 
 # check_initrd PATH: what went into the initramfs at PATH (in the guest's
@@ -680,54 +687,68 @@ fi
 
 gave_up='torpor: the storage of the hibernation image did not appear; booting normally'
 
-# Boot 2 of the stale cases: without the swap disk, a normal boot.
+# boot_without_storage N: boot N of the stale cases, without the swap
+# disk: a normal boot (which mounts the root filesystem read-write).
 boot_without_storage() {
+	local n=$1
 	disks=("$disk")
-	boot 2 400
-	boot2_secs=$boot_secs
-	has 2 'MARKER-AFTER' && fail "boot 2 resumed"
-	has 2 "$gave_up" || fail "boot 2: no console line saying the storage did not appear"
-	has 2 'cannot look for a stale hibernation image: the storage is not there' ||
-		fail "boot 2: torpor-stale-image.service did not say the storage is not there"
-	has 2 'TORPOR-VM: normal boot 2 swaps=$' || fail "boot 2: a swap area is active"
-	[ "$(swap_tail)" != SWAPSPACE2 ] || fail "boot 2 changed the swap disk it did not have"
+	boot "$n" 400
+	[ "$n" != 2 ] || boot2_secs=$boot_secs
+	has "$n" 'MARKER-AFTER' && fail "boot $n resumed"
+	has "$n" "$gave_up" || fail "boot $n: no console line saying the storage did not appear"
+	has "$n" 'cannot look for a stale hibernation image: the storage is not there' ||
+		fail "boot $n: torpor-stale-image.service did not say the storage is not there"
+	has "$n" "TORPOR-VM: normal boot $n swaps=\$" || fail "boot $n: a swap area is active"
+	[ "$(swap_tail)" != SWAPSPACE2 ] || fail "boot $n changed the swap disk it did not have"
 }
 
-# stale: the image is never resumed; boots 2 to 4 (see the top).
+# stale: the image is never resumed; boots 2 to 5 (see the top).  The
+# first image is discarded by torpor-stale-image.service (its storage came
+# late), the second refused by torpor-resume (the root filesystem was
+# mounted since): distro-stale-root's checks, without a boot 1 of their
+# own.
 stale_boots() {
 	local discarded="discarded a stale hibernation image on writer 'swap': its storage did not appear within the initramfs' wait"
+	local why='image refused: the root filesystem UUID=[0-9a-f-]+ on /dev/vda1 was mounted since this image was written .*: the image is stale and is discarded'
+	local data3
 
-	boot_without_storage
+	boot_without_storage 2
 
-	# Boot 3: the swap disk comes once the initramfs has given up on it.
+	# Boot 3: the swap disk comes once the initramfs has given up on it;
+	# once it has reported, it hibernates again.
 	qemu_extra=(-drive "file=$swapdisk,if=none,id=late,format=raw"
 		    -monitor "unix:$logdir/monitor.sock,server=on,wait=off")
 	rm -f "$logdir/boot3.log"
 	attach_late 3 "$gave_up" &
-	boot 3 400
+	boot_extra=torpor.hibernate=1 boot 3 400
 	wait
 	qemu_extra=()
 	has 3 'MARKER-AFTER' && fail "boot 3 resumed"
 	has 3 "$gave_up" || fail "boot 3: the initramfs did not give up on the storage"
 	has 3 "$discarded" || fail "boot 3: torpor-stale-image.service did not discard the image, saying why"
+	# (swapon takes the area only with its signature back.)
 	has 3 'TORPOR-VM: normal boot 3 swaps=/dev/vdb' || fail "boot 3: swap is not active"
 	has 3 'TORPOR-VM: status-image=none' ||
 		fail "boot 3: torpor status: $(grep -h 'status-image=' "$logdir/boot3.log")"
-	[ "$(swap_tail)" = SWAPSPACE2 ] || fail "after boot 3 the swap signature is not back"
+	# (The second data= line: the one written before the hibernation.)
+	data3=$(grep -h 'TORPOR-VM: data=' "$logdir/boot3.log" | tail -n 1 | sed 's/.*TORPOR-VM: data=//')
+	[ -n "$data3" ] && [ "$data3" != "$data" ] ||
+		fail "boot 3 wrote no new data before hibernating again"
+	has 3 'TORPOR-VM: hibernate start' || fail "boot 3 did not reach systemctl hibernate"
+	has 3 'TORPOR-VM: resumed' && fail "boot 3: the hibernation returned instead of powering off"
+	stored_is image || fail "after boot 3 the swap disk holds no image"
+	[ "$failures" = 0 ] || return
 
-	# Boot 4: everything there from the start, nothing stored.
+	# Boot 4: without the swap disk again, which writes the root.
+	boot_without_storage 4
+
+	# Boot 5: both disks from the start: torpor-resume refuses the image.
 	disks=("$disk" "$swapdisk")
-	boot 4 300
-	has 4 'torpor: no hibernation image to resume; booting normally' ||
-		fail "boot 4: no console line saying there was no image"
-	has 4 'TORPOR-VM: stale-unit=success *$' ||
-		fail "boot 4: torpor-stale-image.service: $(grep -h 'stale-unit=' "$logdir/boot4.log")"
-	has 4 'TORPOR-VM: normal boot 4 swaps=/dev/vdb' || fail "boot 4: swap is not active"
-	has 4 'TORPOR-VM: status-image=none' || fail "boot 4: torpor status sees an image"
-	has 4 "TORPOR-VM: data=$data" || fail "boot 4: the data written before hibernation is lost"
-	has 4 'TORPOR-VM: failed-units=$' ||
-		fail "boot 4: failed units: $(grep -h 'failed-units=' "$logdir/boot4.log")"
-	echo "VM-TIMING-STALE boot2=${boot2_secs:-?}s initramfs-gave-up=$(ts 3 "$gave_up")s discarded=$(ts 3 "$discarded")s boot4=${boot_secs}s" |
+	boot 5 400
+	check_refused_boot 5 "$why" "$data3"
+	has 5 'TORPOR-VM: stale-unit=success' ||
+		fail "boot 5: torpor-stale-image.service: $(grep -h 'stale-unit=' "$logdir/boot5.log")"
+	echo "VM-TIMING-STALE boot2=${boot2_secs:-?}s initramfs-gave-up=$(ts 3 "$gave_up")s discarded=$(ts 3 "$discarded")s refused=$(ts 5 "$stale_refused")s boot5=${boot_secs}s" |
 		tee "$logdir/timing-stale.txt"
 }
 
@@ -767,7 +788,7 @@ check_refused_boot() {
 stale_root_boots() {
 	local why='image refused: the root filesystem UUID=[0-9a-f-]+ on /dev/vda1 was mounted since this image was written .*: the image is stale and is discarded'
 
-	boot_without_storage
+	boot_without_storage 2
 
 	disks=("$disk" "$swapdisk")
 	boot 3 400
@@ -796,30 +817,34 @@ btrfs_stale_root_boots() {
 	check_refused_boot 3 "$why" "$data"
 }
 
-# luks: the corrupt-image refusal.  The host sees only the ciphertext:
+# The corrupt-image refusal after a resume (corrupt_again: luks, and
+# distro-suspend-then-hibernate, which took over distro-corrupt's checks:
+# one boot 1 fewer under TCG).  luks: the host sees only the ciphertext:
 # one byte flipped there garbles a whole 16-byte block of what the guest
 # reads (XTS), inside the image.
-#   boot 3  (the normal boot, checked as such) hibernates again
-#           (torpor.hibernate=1; one boot fewer under TCG)
+#   boot 3  (the normal boot, checked as such) hibernates again with
+#           systemctl hibernate (torpor.hibernate=1; one boot fewer)
 #   boot 4  torpor-resume refuses the image, saying where (on the
-#           console): a normal boot, swap active, no image stored, the data
-#           written in boot 3 there
-luks_corrupt_boots() {
-	local at old data3
+#           console): a normal boot, swap active, no image stored (the swap
+#           signature back), the data written in boot 3 there
+corrupt_again_boots() {
+	local at old data3 swap_at0=$luks_swap_at
 	# (The second data= line: the one written before the hibernation.)
 	data3=$(grep -h 'TORPOR-VM: data=' "$logdir/boot3.log" | tail -n 1 | sed 's/.*TORPOR-VM: data=//')
 	[ -n "$data3" ] && [ "$data3" != "$data" ] ||
 		fail "boot 3 wrote no new data before hibernating again"
 	has 3 'TORPOR-VM: hibernate start' || fail "boot 3 did not reach systemctl hibernate"
 	has 3 'TORPOR-VM: resumed' && fail "boot 3: the hibernation returned instead of powering off"
+	stored_is image || fail "after boot 3 the $layout storage holds no image"
 	[ "$failures" = 0 ] || return
 	# Swap pages are handed out from the start of an empty area: 4 MiB
 	# in lies inside an image of tens of MiB.
-	at=$((luks_swap_at + 4 * 1024 * 1024))
+	[ "$layout" = luks ] || swap_at0=$swap_at
+	at=$((swap_at0 + 4 * 1024 * 1024))
 	old=$(od -A n -t u1 -j "$at" -N 1 "$disk" | tr -d ' ')
 	printf "$(printf '\\%03o' $((old ^ 0x5a)))" |
 		dd of="$disk" bs=1 seek="$at" count=1 conv=notrunc 2>/dev/null
-	note "flipped the ciphertext byte at $at (the swap space's byte $((at - luks_swap_at)))"
+	note "flipped the byte at $at (the swap space's byte $((at - swap_at0)))"
 	boot 4 400
 	# What and where, on the console.
 	check_refused_boot 4 'torpor-resume: chunk [0-9]+ at stream offset [0-9]+: ' "$data3"
@@ -857,11 +882,11 @@ else
 		stored_is none || fail "after the refusal the $layout storage still holds the image"
 	fi
 
-	# Boot 3: nothing left to resume, a normal boot (luks: which then
-	# hibernates again, see luks_corrupt_boots).
+	# Boot 3: nothing left to resume, a normal boot (corrupt_again: which
+	# then hibernates again, see corrupt_again_boots).
 	if [ "$corrupt" = 0 ]; then
-		if [ "$layout" = luks ]; then
-			boot_extra=torpor.hibernate=1 boot 3 400
+		if [ "$corrupt_again" = 1 ]; then
+			boot_extra="torpor.hibernate=1 torpor.action=hibernate" boot 3 400
 		else
 			boot 3 300
 		fi
@@ -874,9 +899,10 @@ else
 			fail "boot 3: torpor status: $(grep -h 'status-image=' "$logdir/boot3.log")"
 		has 3 'TORPOR-VM: failed-units=$' ||
 			fail "boot 3: failed units: $(grep -h 'failed-units=' "$logdir/boot3.log")"
-		stored_is none || fail "after boot 3 the $layout storage still holds an image"
+		[ "$corrupt_again" = 1 ] || stored_is none ||
+			fail "after boot 3 the $layout storage still holds an image"
 	fi
-	[ "$layout" = luks ] && [ "$failures" = 0 ] && luks_corrupt_boots
+	[ "$corrupt_again" = 1 ] && [ "$failures" = 0 ] && corrupt_again_boots
 fi
 
 # No boot waits for the kernel's resume= device: initramfs-tools' own

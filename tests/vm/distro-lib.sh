@@ -10,7 +10,11 @@
 # swap only, the image in a NOCOW file on the root) or luks (Debian's
 # encrypted LVM, see distro-case.sh; luks_swap=file: Ubuntu's swap file
 # instead of the swap volume, partition: a LUKS swap partition).
-# Also sets kind, the root filesystem's tarball kind (build-debian.sh).
+# Also sets kind, the root filesystem's tarball kind (build-debian.sh),
+# and corrupt_again: after the resume, the normal boot hibernates again
+# and the next boot must refuse that image, damaged by the host (luks,
+# and bookworm's suspend-then-hibernate: distro-corrupt's checks, without
+# a boot 1 of their own).
 distro_parse() {
 	local what=${1#distro-}
 	release=bookworm gen=initramfs-tools corrupt=0 stale=0 action=hibernate efi=0
@@ -37,8 +41,9 @@ distro_parse() {
 	luks-swap-partition) layout=luks luks_swap=partition ;;
 	*) echo "distro-case: unknown case '$1'" >&2; return 1 ;;
 	esac
-	kind=$gen
-	[ "$layout" = luks ] && kind=$gen-crypt
+	kind=$gen corrupt_again=0
+	[ "$layout" = luks ] && kind=$gen-crypt corrupt_again=1
+	[ "$action" = suspend-then-hibernate ] && [ "$release" = bookworm ] && corrupt_again=1
 	return 0
 }
 
