@@ -188,12 +188,14 @@ fi
 note "$release, kernel $kver, $gen, $([ "$efi" = 1 ] && echo EFI || echo BIOS), $vm_smp vCPUs"
 
 # in_guest CMD...: run CMD in the guest's root with /proc, /sys and /dev,
-# in a mount namespace of its own (the mounts go with it).
+# in a mount namespace of its own (the mounts go with it).  With
+# guest_cpuinfo set, that file is the chroot's /proc/cpuinfo.
 in_guest() {
 	unshare --mount --propagation private -- sh -c '
-		r=$1; shift
+		r=$1 c=$2; shift 2
 		mount -t proc proc "$r/proc" && mount -t sysfs sys "$r/sys" &&
-		mount --rbind /dev "$r/dev" && exec chroot "$r" "$@"' sh "$root" "$@"
+		{ [ -z "$c" ] || mount --bind "$c" "$r/proc/cpuinfo"; } &&
+		mount --rbind /dev "$r/dev" && exec chroot "$r" "$@"' sh "$root" "${guest_cpuinfo:-}" "$@"
 }
 
 # The swap area: a partition of the one disk, or (stale) a disk of its
@@ -305,6 +307,60 @@ fi || { tail -30 "$logdir/initramfs.log" >&2; die "$gen failed"; }
 initrd=$logdir/initrd.img
 cp "$root/boot/initrd.img-$kver" "$initrd" || die "no initrd.img-$kver in the guest"
 
+# host_built_initramfs: (luks) the initramfs that the installer would
+# leave in /boot, built here in the guest's tree rather than in the
+# install boot, where TCG spent most of that boot over it (initramfs-tools
+# 80 s of 150, 14 s here): what is under test is torpor setup's own
+# rebuild in boot 1, and the boots.  The install boot gives vda2's
+# container the UUID chosen here (torpor.luks-uuid=) and builds no
+# initramfs (torpor.initramfs=built); this one stays in the tree's /boot,
+# which the install copies.  What differs from the installer's, none of
+# which boot 1 reaches: the root's container is named in a crypttab made
+# for the build (initramfs-tools: with the initramfs option, as cryptroot
+# cannot see here that the root is on it; dracut: the file itself, as a
+# host-only build would carry it, the rest of the build no-hostonly),
+# RESUME=none (the installer's names a swap volume that does not exist
+# yet, and boot 1 resumes nothing), and cryptroot sees the guest's CPU
+# flags, without AES-NI (qemu64), as in the guest.  The tree's crypttab
+# and RESUME= are put back as they were: the install writes the
+# installer's, and dracut's host-only setting, for setup's rebuild.
+luks_uuid=
+host_built_initramfs() {
+	local tab=$root/etc/crypttab resume=$root/etc/initramfs-tools/conf.d/resume
+	local conf=$root/etc/dracut.conf.d/40-torpor-vm-installed.conf rc=0 opts=luks,discard
+	luks_uuid=$(cat /proc/sys/kernel/random/uuid)
+	[ ! -e "$tab" ] || mv "$tab" "$tab.torpor-vm"
+	if [ "$gen" = initramfs-tools ]; then
+		[ ! -e "$resume" ] || mv "$resume" "$resume.torpor-vm"
+		echo RESUME=none >"$resume"
+		opts=$opts,initramfs
+	else
+		echo 'install_items+=" /etc/crypttab "' >"$conf"
+	fi
+	printf 'vda2_crypt UUID=%s none %s\n' "$luks_uuid" "$opts" >"$tab"
+	sed '/^flags/s/ aes / /' /proc/cpuinfo >"$logdir/cpuinfo"
+	if [ "$gen" = initramfs-tools ]; then
+		guest_cpuinfo=$logdir/cpuinfo in_guest update-initramfs -u -k "$kver"
+	else
+		guest_cpuinfo=$logdir/cpuinfo in_guest dracut -f --kver "$kver"
+	fi >"$logdir/initramfs-installed.log" 2>&1 || rc=1
+	rm -f "$tab" "$resume" "$conf" "$logdir/cpuinfo"
+	[ ! -e "$tab.torpor-vm" ] || mv "$tab.torpor-vm" "$tab"
+	[ ! -e "$resume.torpor-vm" ] || mv "$resume.torpor-vm" "$resume"
+	[ "$rc" = 0 ] || { tail -30 "$logdir/initramfs-installed.log" >&2; return 1; }
+	# What boot 1 needs of it: the root's container in its crypttab.
+	if [ "$gen" = initramfs-tools ]; then
+		in_guest sh -c "unmkinitramfs /boot/initrd.img-$kver /tmp/initrd-check &&
+			cat /tmp/initrd-check/main/cryptroot/crypttab /tmp/initrd-check/cryptroot/crypttab 2>/dev/null
+			rm -rf /tmp/initrd-check"
+	else
+		in_guest lsinitrd -f etc/crypttab "/boot/initrd.img-$kver"
+	fi | grep -q "^vda2_crypt UUID=$luks_uuid " ||
+		{ echo "its crypttab does not unlock vda2_crypt" >&2; return 1; }
+}
+if [ "$layout" = luks ]; then
+	host_built_initramfs || die "the installed system's initramfs could not be built"
+fi
 step_end guest
 
 # check_initrd PATH: what went into the initramfs at PATH (in the guest's
@@ -414,6 +470,7 @@ install_luks() {
 	mkfs.ext4 -q -F -d "$root" "$staging" || return 1
 	append="root=/dev/vdb rw init=/usr/local/sbin/torpor-vm-install console=ttyS0 loglevel=4"
 	append="$append panic=-1 torpor.pass=$luks_pass torpor.gen=$gen torpor.swap=$luks_swap"
+	[ -z "$luks_uuid" ] || append="$append torpor.initramfs=built torpor.luks-uuid=$luks_uuid"
 	note "boot 0: the install (timeout ${limit}s)"
 	vm_type_when=
 	qemu_boot "$logdir/boot0.log" "$limit" "$MEM" "$kernel" "$initrd" "$append" "$disk" "$staging"
