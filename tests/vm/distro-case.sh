@@ -767,7 +767,6 @@ boot_without_storage() {
 stale_boots() {
 	local discarded="discarded a stale hibernation image on writer 'swap': its storage did not appear within the initramfs' wait"
 	local why='image refused: the root filesystem UUID=[0-9a-f-]+ on /dev/vda1 was mounted since this image was written .*: the image is stale and is discarded'
-	local data3
 
 	boot_without_storage 2
 
@@ -787,13 +786,7 @@ stale_boots() {
 	has 3 'TORPOR-VM: normal boot 3 swaps=/dev/vdb' || fail "boot 3: swap is not active"
 	has 3 'TORPOR-VM: status-image=none' ||
 		fail "boot 3: torpor status: $(grep -h 'status-image=' "$logdir/boot3.log")"
-	# (The second data= line: the one written before the hibernation.)
-	data3=$(grep -h 'TORPOR-VM: data=' "$logdir/boot3.log" | tail -n 1 | sed 's/.*TORPOR-VM: data=//')
-	[ -n "$data3" ] && [ "$data3" != "$data" ] ||
-		fail "boot 3 wrote no new data before hibernating again"
-	has 3 'TORPOR-VM: hibernate start' || fail "boot 3 did not reach systemctl hibernate"
-	has 3 'TORPOR-VM: resumed' && fail "boot 3: the hibernation returned instead of powering off"
-	stored_is image || fail "after boot 3 the swap disk holds no image"
+	hibernated_again 3
 	[ "$failures" = 0 ] || return
 
 	# Boot 4: without the swap disk again, which writes the root.
@@ -802,7 +795,7 @@ stale_boots() {
 	# Boot 5: both disks from the start: torpor-resume refuses the image.
 	disks=("$disk" "$swapdisk")
 	boot 5 400
-	check_refused_boot 5 "$why" "$data3"
+	check_refused_boot 5 "$why" "$data_again"
 	has 5 'TORPOR-VM: stale-unit=success' ||
 		fail "boot 5: torpor-stale-image.service: $(grep -h 'stale-unit=' "$logdir/boot5.log")"
 	echo "VM-TIMING-STALE boot2=${boot2_secs:-?}s initramfs-gave-up=$(ts 3 "$gave_up")s discarded=$(ts 3 "$discarded")s refused=$(ts 5 "$stale_refused")s boot5=${boot_secs}s" |
@@ -840,6 +833,19 @@ check_refused_boot() {
 	has "$n" 'TORPOR-VM: failed-units=$' ||
 		fail "boot $n: failed units: $(grep -h 'failed-units=' "$logdir/boot$n.log")"
 	stored_is none || fail "after boot $n the $layout storage still holds the refused image"
+}
+
+# hibernated_again N: boot N, a normal boot started with torpor.hibernate=1,
+# wrote new data and hibernated again; sets data_again to that data.
+hibernated_again() {
+	local n=$1
+	# (The second data= line: the one written before the hibernation.)
+	data_again=$(grep -h 'TORPOR-VM: data=' "$logdir/boot$n.log" | tail -n 1 | sed 's/.*TORPOR-VM: data=//')
+	[ -n "$data_again" ] && [ "$data_again" != "$data" ] ||
+		fail "boot $n wrote no new data before hibernating again"
+	has "$n" 'TORPOR-VM: hibernate start' || fail "boot $n did not reach systemctl hibernate"
+	has "$n" 'TORPOR-VM: resumed' && fail "boot $n: the hibernation returned instead of powering off"
+	stored_is image || fail "after boot $n the $layout storage holds no image"
 }
 
 stale_root_boots() {
@@ -885,14 +891,8 @@ btrfs_stale_root_boots() {
 #           console): a normal boot, swap active, no image stored (the swap
 #           signature back), the data written in boot 3 there
 corrupt_again_boots() {
-	local at old data3 swap_at0=$luks_swap_at
-	# (The second data= line: the one written before the hibernation.)
-	data3=$(grep -h 'TORPOR-VM: data=' "$logdir/boot3.log" | tail -n 1 | sed 's/.*TORPOR-VM: data=//')
-	[ -n "$data3" ] && [ "$data3" != "$data" ] ||
-		fail "boot 3 wrote no new data before hibernating again"
-	has 3 'TORPOR-VM: hibernate start' || fail "boot 3 did not reach systemctl hibernate"
-	has 3 'TORPOR-VM: resumed' && fail "boot 3: the hibernation returned instead of powering off"
-	stored_is image || fail "after boot 3 the $layout storage holds no image"
+	local at old swap_at0=$luks_swap_at
+	hibernated_again 3
 	[ "$failures" = 0 ] || return
 	# Swap pages are handed out from the start of an empty area: 4 MiB
 	# in lies inside an image of tens of MiB.
@@ -904,7 +904,7 @@ corrupt_again_boots() {
 	note "flipped the byte at $at (the swap space's byte $((at - swap_at0)))"
 	boot 4 400
 	# What and where, on the console.
-	check_refused_boot 4 'torpor-resume: chunk [0-9]+ at stream offset [0-9]+: ' "$data3"
+	check_refused_boot 4 'torpor-resume: chunk [0-9]+ at stream offset [0-9]+: ' "$data_again"
 	note "boot 4: $(grep -ah -m1 'at stream offset' "$logdir/boot4.log" | cut -d' ' -f2-)"
 }
 
