@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The hibernation cycle as named steps (DESIGN.md "The cycle"): prepare,
- * reserve, freeze, snapshot, stream, commit, then power off (or, with
- * --test, drop the image) and, once the system is back, thaw.  Each step
- * records what it set up in struct cycle; cycle_end() is the one place
- * that undoes it.
+ * The hibernation cycle as named steps (doc/design.md, "The cycle"):
+ * prepare, reserve, freeze, snapshot, stream, commit, then power off (or,
+ * with --test, drop the image) and, once the system is back, thaw.  Each
+ * step records what it set up in struct cycle; cycle_end() is the one
+ * place that undoes it.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The hibernation cycle (DESIGN.md "The cycle"): one function for the
+ * The hibernation cycle (doc/design.md, "The cycle"): one function for the
  * daemon and for `torpor hibernate --direct`.
  */
 #ifndef TORPOR_CYCLE_H

@@ -13,7 +13,8 @@
 #include "config.h"
 #include "registry.h"
 
-/* Exit statuses shared by torpor-resume and torpor verify (DESIGN.md). */
+/* Exit statuses shared by torpor-resume and torpor verify (doc/design.md,
+ * "Resume"). */
 #define EXIT_REFUSED 2
 
 struct torpor_session {
