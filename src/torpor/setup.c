@@ -3,6 +3,7 @@
  * torpor setup: make `systemctl hibernate` work on this machine.
  *
  *   torpor setup [--dry-run] [--yes] [--size SIZE] [--root DIR]
+ *   torpor setup --undo ...   (setup-undo.c)
  *
  * Checks that the kernel can hibernate, picks the storage (an active swap
  * area with room for the expected stored image, else a preallocated file
@@ -47,50 +48,21 @@
 #include "log.h"
 #include "logind-view.h"
 #include "session.h"
+#include "setup.h"
 #include "snapshot.h"
 
 int torpor_setup_main(int argc, char **argv);
 int torpor_file_setup_main(int argc, char **argv);
 
-#define SETUP_FILE_PATH	"/var/lib/torpor/image"
-#define SETUP_TEXT_MAX	(64 * 1024)
-
-struct setup {
-	/* options */
-	const char *config, *plugin_dir, *root, *size;
-	bool dry_run, yes;
-	char conf_path[PATH_MAX];	/* the file to write */
-
-	/* what was found */
-	const char *generator[5];	/* argv; [0] an absolute path */
-	struct utsname uts;		/* the running kernel's release */
-	char generator_path[PATH_MAX];
-	uint64_t mem_total, need;
-	struct torpor_config *old;	/* the existing file, or defaults */
-	char filters[IMAGE_MAX_CHAIN * 40];
-
-	/* the storage chosen */
-	bool use_file;
-	char device[PATH_MAX];		/* [swap] device */
-	dev_t device_rdev;		/* its number, 0 unknown */
-	bool device_in_fs;		/* device_rdev holds its filesystem */
-	uint64_t room;
-	char file_path[PATH_MAX];	/* [file] path */
-	uint64_t file_size;
-
-	char *text;			/* the configuration to write */
-	char words[1024];		/* kernel command line words */
-};
-
 /* A system path, under --root when given. */
-static const char *
+const char *
 sys_path(const struct setup *st, const char *path, char *buf, size_t size)
 {
 	snprintf(buf, size, "%s%s", st->root ? st->root : "", path);
 	return buf;
 }
 
-static int
+int
 read_sys(const struct setup *st, const char *path, char *buf, size_t size)
 {
 	char p[PATH_MAX];
@@ -102,18 +74,25 @@ static void
 setup_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: torpor setup [--dry-run] [--yes] [--size SIZE] [--root DIR]\n\n"
+		"Usage: torpor setup [--dry-run] [--yes] [--size SIZE] [--root DIR]\n"
+		"       torpor setup --undo [--dry-run] [--yes] [--keep-config] [--root DIR]\n\n"
 		"Make `systemctl hibernate` work on this machine: choose the storage\n"
 		"(an active swap area with room for the image, else a preallocated file),\n"
 		"write the configuration, say which kernel command line words the boot\n"
 		"loader needs, rebuild the initramfs, check it, and run\n"
-		"`torpor hibernate --direct --test`.\n\n"
+		"`torpor hibernate --direct --test`.\n"
+		"With --undo: put back what setup changed (the configuration from its\n"
+		".bak, or none), give initramfs-tools' RESUME= the swap area again,\n"
+		"rebuild the initramfs and say what the boot loader needs.\n\n"
 		"Options:\n"
 		"  -c, --config FILE   the configuration to write (default %s)\n"
 		"  -p, --plugin-dir DIR  plugin directory\n"
 		"  -n, --dry-run       say what would be done, change nothing\n"
 		"  -y, --yes           do it without asking\n"
 		"      --size SIZE     size of the image file, when one is made\n"
+		"      --undo          give the machine back to the kernel's hibernation\n"
+		"      --keep-config   with --undo: leave the configuration and the\n"
+		"                      initramfs (the package's removal does those)\n"
 		"      --root DIR      read the system's files under DIR (for tests)\n"
 		"  -h, --help          this help\n",
 		TORPOR_DEFAULT_CONFIG);
@@ -130,6 +109,8 @@ parse_args(int argc, char **argv, struct setup *st)
 		{ "yes", no_argument, NULL, 'y' },
 		{ "size", required_argument, NULL, 'S' },
 		{ "root", required_argument, NULL, 'R' },
+		{ "undo", no_argument, NULL, 'U' },
+		{ "keep-config", no_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -144,6 +125,8 @@ parse_args(int argc, char **argv, struct setup *st)
 		case 'y': st->yes = true; break;
 		case 'S': st->size = optarg; break;
 		case 'R': st->root = optarg; break;
+		case 'U': st->undo = true; break;
+		case 'K': st->keep_config = true; break;
 		case 'h':
 			setup_usage(stdout);
 			return 1;
@@ -153,6 +136,14 @@ parse_args(int argc, char **argv, struct setup *st)
 	}
 	if (optind < argc) {
 		log_error("setup: unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if (st->undo && st->size) {
+		log_error("setup: --undo makes no image file: --size is for setup");
+		return -EINVAL;
+	}
+	if (st->keep_config && !st->undo) {
+		log_error("setup: --keep-config goes with --undo");
 		return -EINVAL;
 	}
 	if (st->root && st->root[0] != '/') {
@@ -203,8 +194,8 @@ check_kernel(const struct setup *st)
 /* update-initramfs (initramfs-tools) first, else dracut; for the running
  * kernel (the image resumes with no other), where update-initramfs -u
  * alone would rebuild the newest one's. */
-static int
-find_generator(struct setup *st)
+int
+find_generator(struct setup *st, bool required)
 {
 	static const struct { const char *path, *arg, *kernel; } gens[] = {
 		{ "/usr/sbin/update-initramfs", "-u", "-k" },
@@ -227,7 +218,8 @@ find_generator(struct setup *st)
 			return 0;
 		}
 	}
-	log_error("setup: no initramfs generator (update-initramfs or dracut) is installed: the next boot must run torpor-resume from its initramfs");
+	if (required)
+		log_error("setup: no initramfs generator (update-initramfs or dracut) is installed: the next boot must run torpor-resume from its initramfs");
 	return -ENOENT;
 }
 
@@ -540,7 +532,7 @@ compose(struct setup *st)
 	st->text = calloc(1, SETUP_TEXT_MAX);
 	if (!st->text)
 		return -ENOMEM;
-	text_add(st, "# Written by 'torpor setup'%s.\n[torpor]\nfilters = %s\nwriter = %s\n",
+	text_add(st, SETUP_WRITTEN_BY "%s.\n[torpor]\nfilters = %s\nwriter = %s\n",
 		 o->path ? "; the previous file is kept beside it as .bak" : "",
 		 st->filters, st->use_file ? "file" : "swap");
 	for (i = 0; i < o->n_entries; i++)
@@ -572,13 +564,30 @@ compose(struct setup *st)
 	return 0;
 }
 
+size_t
+read_bounded(int fd, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	while (used + 1 < size) {
+		ssize_t k = read(fd, buf + used, size - 1 - used);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		used += (size_t)k;
+	}
+	buf[used] = '\0';
+	return used;
+}
+
 /* Run argv (argv[0] a path) and wait; with out, its standard output is
  * kept there (bounded, NUL-terminated).  Its exit status, or -errno. */
-static int
+int
 run_program(const char *const *argv, char *out, size_t out_size)
 {
 	int p[2] = { -1, -1 }, status;
-	size_t used = 0;
 	pid_t pid;
 
 	fflush(stdout);
@@ -593,16 +602,10 @@ run_program(const char *const *argv, char *out, size_t out_size)
 	}
 	if (out) {
 		close(p[1]);
-		while (pid > 0 && used + 1 < out_size) {
-			ssize_t k = read(p[0], out + used, out_size - 1 - used);
-
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0)
-				break;
-			used += (size_t)k;
-		}
-		out[used] = '\0';
+		if (pid > 0)
+			read_bounded(p[0], out, out_size);
+		else
+			out[0] = '\0';
 		close(p[0]);
 	}
 	if (pid < 0)
@@ -631,10 +634,8 @@ run_self(const struct setup *st, const char *conf, const char *const *words,
 	return run_program(argv, out, out_size);
 }
 
-/* The location's words for the configuration conf, needed on the command
- * line or not (`torpor resume-args --location`). */
-static int
-resume_words(struct setup *st, const char *conf)
+int
+location_of(struct setup *st, const char *conf)
 {
 	static const char *const words[] = { "resume-args", "--location", NULL };
 	int r = run_self(st, conf, words, st->words, sizeof(st->words));
@@ -642,6 +643,17 @@ resume_words(struct setup *st, const char *conf)
 	st->words[strcspn(st->words, "\n")] = '\0';
 	if (r != 0 || !st->words[0]) {
 		st->words[0] = '\0';
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The location's words for the configuration conf, said with whether the
+ * command line needs them. */
+static int
+resume_words(struct setup *st, const char *conf)
+{
+	if (location_of(st, conf) < 0) {
 		log_warning("setup: 'torpor resume-args' could not name the resume location");
 		return -EINVAL;
 	}
@@ -652,7 +664,7 @@ resume_words(struct setup *st, const char *conf)
 }
 
 /* The resume= and resume_offset= words of a command line, into buf. */
-static void
+void
 location_words(const char *cmdline, char *buf, size_t size)
 {
 	const char *p = cmdline;
@@ -698,7 +710,7 @@ judge_words(const struct setup *st, const char *where, const char *cmdline)
 
 /* GRUB_CMDLINE_LINUX and GRUB_CMDLINE_LINUX_DEFAULT of /etc/default/grub,
  * into buf; -ENOENT. */
-static int
+int
 grub_cmdline(const struct setup *st, char *buf, size_t size)
 {
 	char text[16384], *line, *save = NULL;
@@ -813,40 +825,48 @@ write_all(int fd, const char *text)
 	return fsync(fd) < 0 ? -errno : 0;
 }
 
-/* The configuration, atomically: a new file (O_EXCL, root's, 0644) renamed
- * over the old one, which is kept as .bak. */
+int
+replace_file_at(int dfd, const char *base, const char *text, const char *shown)
+{
+	char tmp[NAME_MAX + 1];
+	uint32_t rnd = 0;
+	int fd, r = 0;
+
+	if (getrandom(&rnd, sizeof(rnd), 0) < 0)
+		rnd = (uint32_t)getpid();
+	snprintf(tmp, sizeof(tmp), ".%.200s.%08x", base, rnd);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return log_error_errno(-errno, "setup: cannot create a file beside %s: %m", shown);
+	if ((geteuid() == 0 && fchown(fd, 0, 0) < 0) || fchmod(fd, 0644) < 0)
+		r = log_error_errno(-errno, "setup: cannot make %s root's: %m", tmp);
+	if (r >= 0 && (r = write_all(fd, text)) < 0)
+		log_error_errno(r, "setup: cannot write %s: %m", tmp);
+	close(fd);
+	if (r >= 0 && renameat(dfd, tmp, dfd, base) < 0)
+		r = log_error_errno(-errno, "setup: cannot rename %s to %s: %m", tmp, base);
+	if (r < 0)
+		unlinkat(dfd, tmp, 0);
+	else
+		fsync(dfd);
+	return r;
+}
+
+/* The configuration, atomically, the old one kept as .bak. */
 static int
 write_config(const struct setup *st)
 {
-	char tmp[NAME_MAX + 1];
 	const char *base;
-	uint32_t rnd = 0;
-	int dfd, fd, r;
+	int dfd, r;
 
 	dfd = open_conf_dir(st, &base);
 	if (dfd < 0)
 		return dfd;
 	r = keep_backup(dfd, base, st->conf_path);
-	if (getrandom(&rnd, sizeof(rnd), 0) < 0)
-		rnd = (uint32_t)getpid();
-	snprintf(tmp, sizeof(tmp), ".%.200s.%08x", base, rnd);
-	fd = r < 0 ? -1 : openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (r >= 0 && fd < 0)
-		r = log_error_errno(-errno, "setup: cannot create a file beside %s: %m", st->conf_path);
-	if (r >= 0 && ((geteuid() == 0 && fchown(fd, 0, 0) < 0) || fchmod(fd, 0644) < 0))
-		r = log_error_errno(-errno, "setup: cannot make %s root's: %m", tmp);
-	if (r >= 0 && (r = write_all(fd, st->text)) < 0)
-		log_error_errno(r, "setup: cannot write %s: %m", tmp);
-	if (fd >= 0)
-		close(fd);
-	if (r >= 0 && renameat(dfd, tmp, dfd, base) < 0)
-		r = log_error_errno(-errno, "setup: cannot rename %s to %s: %m", tmp, base);
-	if (r < 0 && fd >= 0)
-		unlinkat(dfd, tmp, 0);
-	if (r >= 0) {
-		fsync(dfd);
+	if (r >= 0)
+		r = replace_file_at(dfd, base, st->text, st->conf_path);
+	if (r >= 0)
 		printf("setup: wrote %s\n", st->conf_path);
-	}
 	close(dfd);
 	return r;
 }
@@ -908,7 +928,7 @@ dry_run(struct setup *st)
 }
 
 /* Changes are made with --yes, or after a yes on the terminal. */
-static int
+int
 confirm(const struct setup *st)
 {
 	char answer[16];
@@ -1022,7 +1042,7 @@ plan(struct setup *st)
 	}
 	r = check_kernel(st);
 	if (r >= 0)
-		r = find_generator(st);
+		r = find_generator(st, true);
 	if (r < 0)
 		return r;
 	st->mem_total = mem_total(st);
@@ -1052,6 +1072,8 @@ torpor_setup_main(int argc, char **argv)
 	r = parse_args(argc, argv, &st);
 	if (r != 0)
 		return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	if (st.undo)
+		return setup_undo(&st) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 	r = plan(&st);
 	if (r >= 0) {
 		print_plan(&st);
