@@ -891,7 +891,7 @@ btrfs_stale_root_boots() {
 #           console): a normal boot, swap active, no image stored (the swap
 #           signature back), the data written in boot 3 there
 corrupt_again_boots() {
-	local at old swap_at0=$luks_swap_at
+	local at old swap_at0=${luks_swap_at:-0}
 	hibernated_again 3
 	[ "$failures" = 0 ] || return
 	# Swap pages are handed out from the start of an empty area: 4 MiB
