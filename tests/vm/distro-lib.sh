@@ -49,16 +49,23 @@ distro_parse() {
 
 # in_build DEST CMD...: run CMD in the build chroot ($bchroot), the source
 # ($srcdir) at /src (read-only), the build directory ($pb) at /build, DEST
-# (if not empty) at /dest.
+# (if not empty) at /dest.  In a mount namespace of its own whose root is
+# the chroot (pivot_root), the host's other mounts detached from it: a
+# new mount namespace holds a copy of every mount there is, and such a
+# copy keeps a filesystem busy after the host unmounts it (prepare.sh
+# builds while the unit tests mount and check filesystems on loop
+# devices: writers-root's `btrfs check` found its device busy).
 in_build() {
 	unshare --mount --propagation private -- sh -c '
 		r=$1 s=$2 b=$3 d=$4; shift 4
-		mkdir -p "$r/src" "$r/build" "$r/dest" &&
+		mkdir -p "$r/src" "$r/build" "$r/dest" "$r/mnt" &&
+		mount --bind "$r" "$r" &&
 		mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" &&
 		mount --bind "$s" "$r/src" && mount -o remount,bind,ro "$r/src" &&
 		mount --bind "$b" "$r/build" &&
 		{ [ -z "$d" ] || mount --bind "$d" "$r/dest"; } &&
-		exec chroot "$r" "$@"' sh "$bchroot" "$srcdir" "$pb" "$1" "${@:2}"
+		cd "$r" && pivot_root . mnt && umount -l /mnt &&
+		exec chroot / "$@"' sh "$bchroot" "$srcdir" "$pb" "$1" "${@:2}"
 }
 
 # distro_build_torpor RELEASE BUILDTAR SRCDIR BUILDDIR LOGDIR: torpor built
