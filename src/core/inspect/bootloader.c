@@ -164,6 +164,19 @@ ends_word(const struct lexer *l, size_t at)
 	return is_blank(c) || c == '\n' || c == ';';
 }
 
+/* ch onto the word being read (w, NULL past GRUB_WORDS_MAX words); a
+ * word past GRUB_WORD_MAX is cut and marked, for who needs it whole. */
+static void
+word_add(struct command *c, char *w, size_t *wl, char ch)
+{
+	if (!w)
+		return;
+	if (*wl + 1 < GRUB_WORD_MAX)
+		w[(*wl)++] = ch;
+	else
+		c->long_word[c->n] = true;
+}
+
 /*
  * The next command: its words with quotes and escapes removed, variables
  * left as written.  1 a command, 0 the end, -EBADMSG an open quote or a
@@ -272,10 +285,7 @@ next_command(struct lexer *l, struct command *c, char *why, size_t why_size)
 							continue;
 						}
 					}
-					if (w && wl + 1 < GRUB_WORD_MAX)
-						w[wl++] = ch;
-					else if (w)
-						c->long_word[c->n] = true;
+					word_add(c, w, &wl, ch);
 					l->pos++;
 				}
 				any = true;
@@ -290,10 +300,7 @@ next_command(struct lexer *l, struct command *c, char *why, size_t why_size)
 					continue;
 				}
 			}
-			if (w && wl + 1 < GRUB_WORD_MAX)
-				w[wl++] = ch;
-			else if (w)
-				c->long_word[c->n] = true;
+			word_add(c, w, &wl, ch);
 			any = true;
 			l->pos++;
 		}
