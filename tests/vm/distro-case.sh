@@ -471,6 +471,8 @@ install_luks() {
 	append="root=/dev/vdb rw init=/usr/local/sbin/torpor-vm-install console=ttyS0 loglevel=4"
 	append="$append panic=-1 torpor.pass=$luks_pass torpor.gen=$gen torpor.swap=$luks_swap"
 	[ -z "$luks_uuid" ] || append="$append torpor.initramfs=built torpor.luks-uuid=$luks_uuid"
+	# (The disk step ends here: the install boot is a step of its own.)
+	step_end disk
 	note "boot 0: the install (timeout ${limit}s)"
 	vm_type_when=
 	qemu_boot "$logdir/boot0.log" "$limit" "$MEM" "$kernel" "$initrd" "$append" "$disk" "$staging"
