@@ -153,6 +153,21 @@ is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\r';
 }
 
+/* At a backslash that escapes the next character: step onto that
+ * character.  True when it was a newline, a line continuation, now
+ * skipped whole; false when *ch is the escaped character, to be taken. */
+static bool
+lex_escape(struct lexer *l, char *ch)
+{
+	l->pos++;
+	*ch = l->s[l->pos];
+	if (*ch != '\n')
+		return false;
+	l->line++;
+	l->pos++;
+	return true;
+}
+
 static bool
 ends_word(const struct lexer *l, size_t at)
 {
@@ -276,30 +291,17 @@ next_command(struct lexer *l, struct command *c, char *why, size_t why_size)
 						l->line++;
 					if (q == '"' && ch == '\\' &&
 					    l->pos + 1 < l->len &&
-					    strchr("\"\\$\n", l->s[l->pos + 1])) {
-						l->pos++;
-						ch = l->s[l->pos];
-						if (ch == '\n') {
-							l->line++;
-							l->pos++;
-							continue;
-						}
-					}
+					    strchr("\"\\$\n", l->s[l->pos + 1]) &&
+					    lex_escape(l, &ch))
+						continue;
 					word_add(c, w, &wl, ch);
 					l->pos++;
 				}
 				any = true;
 				continue;
 			}
-			if (ch == '\\' && l->pos + 1 < l->len) {
-				l->pos++;
-				ch = l->s[l->pos];
-				if (ch == '\n') {
-					l->line++;
-					l->pos++;
-					continue;
-				}
-			}
+			if (ch == '\\' && l->pos + 1 < l->len && lex_escape(l, &ch))
+				continue;
 			word_add(c, w, &wl, ch);
 			any = true;
 			l->pos++;
