@@ -310,7 +310,7 @@ cp "$root/boot/initrd.img-$kver" "$initrd" || die "no initrd.img-$kver in the gu
 # host_built_initramfs: (luks) the initramfs that the installer would
 # leave in /boot, built here in the guest's tree rather than in the
 # install boot, where TCG spent most of that boot over it (initramfs-tools
-# 80 s of 150, 14 s here): what is under test is torpor setup's own
+# 80 s of 150, about 7 s here): what is under test is torpor setup's own
 # rebuild in boot 1, and the boots.  The install boot gives vda2's
 # container the UUID chosen here (torpor.luks-uuid=) and builds no
 # initramfs (torpor.initramfs=built); this one stays in the tree's /boot,
