@@ -3,6 +3,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -68,4 +70,17 @@ text_word_value(const char *s, const char *key, char *buf, size_t size)
 		p += n;
 	}
 	return 0;
+}
+
+int
+text_fail(int r, char *why, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && size) {
+		va_start(ap, fmt);
+		vsnprintf(why, size, fmt, ap);
+		va_end(ap);
+	}
+	return r;
 }

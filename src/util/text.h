@@ -21,4 +21,9 @@ bool text_has_word(const char *s, const char *word);
  * into buf: 0 ("" when there is none), or -ENAMETOOLONG. */
 int text_word_value(const char *s, const char *key, char *buf, size_t size);
 
+/* printf into why when the caller gave room (why may be NULL); returns r,
+ * so that an error path is one statement: return text_fail(-EINVAL, ...). */
+int text_fail(int r, char *why, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 #endif

@@ -6,7 +6,6 @@
  * on the compiler or the host's byte order.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "crc32c.h"
 #include "image-format.h"
 #include "names.h"
+#include "text.h"
 
 #define IMAGE_MAGIC "TORPORIM"
 #define FRAME_MAGIC "TCHK"
@@ -92,21 +92,6 @@ off_chain(uint32_t v)
 	return off_n_chain(v) + 4;
 }
 
-/* printf into err when the caller gave room; returns r for chaining. */
-__attribute__((format(printf, 4, 5)))
-static int
-fail(int r, char *err, size_t err_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && err_size) {
-		va_start(ap, fmt);
-		vsnprintf(err, err_size, fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
-
 /* The header checksum covers everything except the stats slot and the
  * checksum itself (the last four bytes). */
 static uint32_t
@@ -153,15 +138,15 @@ check_guard(const struct image_root_guard *g, char *err, size_t err_size)
 {
 	if (g->kind != IMAGE_GUARD_NONE && g->kind != IMAGE_GUARD_EXT &&
 	    g->kind != IMAGE_GUARD_BTRFS)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "guard kind (offset %d): %u is not 0 (none), 1 (ext) or 2 (btrfs)",
 			    OFF_GUARD + GUARD_KIND, g->kind);
 	if (g->kind == IMAGE_GUARD_EXT && g->count > 65535)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "guard mount count (offset %d): %u is more than 65535",
 			    OFF_GUARD + GUARD_COUNT, g->count);
 	if (g->kind == IMAGE_GUARD_BTRFS && g->count > 1)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "guard tree log flag (offset %d): %u is not 0 or 1",
 			    OFF_GUARD + GUARD_COUNT, g->count);
 	return 0;
@@ -180,7 +165,7 @@ parse_guard(const uint8_t *p, struct image_root_guard *g, char *err,
 	g->count = torpor_get_le32(p + GUARD_COUNT);
 	if (g->kind == IMAGE_GUARD_NONE &&
 	    (memcmp(p + GUARD_UUID, zero, sizeof(zero)) != 0))
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "guard (offset %d): kind 0 (none) with bytes that are not zero",
 			    OFF_GUARD);
 	return check_guard(g, err, err_size);
@@ -205,29 +190,29 @@ static int
 check_geometry(const struct image_header *h, char *err, size_t err_size)
 {
 	if (h->flags & ~IMAGE_KNOWN_FLAGS)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "flags (offset %d): unknown bits 0x%x",
 			    OFF_FLAGS, h->flags & ~IMAGE_KNOWN_FLAGS);
 	if (!valid_page_size(h->page_size))
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "page_size (offset %d): %u is not a power of two in [4096, 65536]",
 			    OFF_PAGE_SIZE, h->page_size);
 	if (h->page_count == 0)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "page_count (offset %d): the image has no pages",
 			    OFF_PAGE_COUNT);
 	if (h->page_count > UINT64_MAX / h->page_size)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "page_count (offset %d): %llu pages of %u bytes overflow 64 bits",
 			    OFF_PAGE_COUNT, (unsigned long long)h->page_count,
 			    h->page_size);
 	if (h->chunk_pages == 0 || h->chunk_pages > IMAGE_MAX_CHUNK_PAGES)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "chunk_pages (offset %d): %u is not in [1, %u]",
 			    OFF_CHUNK_PAGES, h->chunk_pages,
 			    IMAGE_MAX_CHUNK_PAGES);
 	if (h->chunk_count != expected_chunks(h->page_count, h->chunk_pages))
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "chunk_count (offset %d): %llu, but %llu pages in chunks of %u make %llu",
 			    OFF_CHUNK_COUNT, (unsigned long long)h->chunk_count,
 			    (unsigned long long)h->page_count, h->chunk_pages,
@@ -235,7 +220,7 @@ check_geometry(const struct image_header *h, char *err, size_t err_size)
 								h->chunk_pages));
 	/* chunk_count <= page_count < 2^64 / 4096, so this cannot wrap. */
 	if (h->stored_bytes < h->chunk_count * CHUNK_FRAME_SIZE)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "stored_bytes (offset %d): %llu is less than the %llu bytes of %llu chunk frames",
 			    OFF_STORED_BYTES, (unsigned long long)h->stored_bytes,
 			    (unsigned long long)(h->chunk_count * CHUNK_FRAME_SIZE),
@@ -253,16 +238,16 @@ check_kernel_string(const char *s, const char *field, int off, bool padding,
 	size_t n = strnlen(s, 65), i;
 
 	if (n == 65)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "%s (offset %d): not NUL-terminated", field, off);
 	for (i = 0; i < n; i++)
 		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
-			return fail(-EBADMSG, err, err_size,
+			return text_fail(-EBADMSG, err, err_size,
 				    "%s (offset %d): non-printable byte 0x%02x at offset %zu",
 				    field, off, (unsigned char)s[i], off + i);
 	for (; padding && i < 65; i++)
 		if (s[i])
-			return fail(-EBADMSG, err, err_size,
+			return text_fail(-EBADMSG, err, err_size,
 				    "%s (offset %d): padding after the NUL is not zero (offset %zu)",
 				    field, off, off + i);
 	return 0;
@@ -277,20 +262,20 @@ check_entry_name(const char *name, uint32_t index, size_t off, bool padding,
 	size_t n = strnlen(name, 32), i;
 
 	if (n == 0 || n == 32)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "chain[%u].name (offset %zu): %s", index, off,
 			    n ? "not NUL-terminated" : "empty");
 	for (i = 0; i < n; i++) {
 		char c = name[i];
 
 		if (!plugin_name_char(c))
-			return fail(-EBADMSG, err, err_size,
+			return text_fail(-EBADMSG, err, err_size,
 				    "chain[%u].name (offset %zu): byte 0x%02x is not in [a-z0-9-]",
 				    index, off, (unsigned char)c);
 	}
 	for (; padding && i < 32; i++)
 		if (name[i])
-			return fail(-EBADMSG, err, err_size,
+			return text_fail(-EBADMSG, err, err_size,
 				    "chain[%u].name (offset %zu): padding after the NUL is not zero",
 				    index, off);
 	return 0;
@@ -306,19 +291,19 @@ check_entry_place(const struct image_chain_entry *e, uint32_t index,
 
 	if (e->type != TYPE_FILTER && e->type != TYPE_WRITER &&
 	    e->type != TYPE_MISC)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "chain[%u].type (offset %zu): %u is not 1 (filter), 2 (writer) or 3 (misc)",
 			    index, off + ENTRY_TYPE, e->type);
 	if (last && e->type != TYPE_WRITER)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "chain[%u].type (offset %zu): the last entry must be the writer (2), not %u",
 			    index, off + ENTRY_TYPE, e->type);
 	if (!last && e->type == TYPE_WRITER)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "chain[%u].type (offset %zu): a writer before the end of the chain",
 			    index, off + ENTRY_TYPE);
 	if (e->position != index)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "chain[%u].position (offset %zu): %u, expected %u",
 			    index, off + ENTRY_POSITION, e->position, index);
 	return 0;
@@ -452,48 +437,48 @@ check_envelope(const uint8_t *buf, size_t len, char *err, size_t err_size)
 	uint32_t version, header_len;
 
 	if (len < OFF_FLAGS)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "header (offset 0): %zu bytes, too short for magic, version and length",
 			    len);
 	if (memcmp(buf + OFF_MAGIC, IMAGE_MAGIC, 8) != 0)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "magic (offset %d): not a torpor image header",
 			    OFF_MAGIC);
 	/* Bytes 0-15 keep their meaning in every version; what follows is
 	 * the version's, so a newer one cannot even be checksummed here. */
 	version = torpor_get_le32(buf + OFF_VERSION);
 	if (version == 0)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "format_version (offset %d): 0 is not a version",
 			    OFF_VERSION);
 	if (version > IMAGE_FORMAT_VERSION)
-		return fail(-EPROTONOSUPPORT, err, err_size,
+		return text_fail(-EPROTONOSUPPORT, err, err_size,
 			    "format_version (offset %d): the image has format %u, this torpor reads up to %u; resume it with the torpor that wrote it",
 			    OFF_VERSION, version, IMAGE_FORMAT_VERSION);
 	/* Format 1 frames were not bound to their image: its stream cannot
 	 * be checked as this version checks one.  Format 2 is format 3
 	 * without the root guard. */
 	if (version < IMAGE_FORMAT_VERSION_MIN)
-		return fail(-EPROTONOSUPPORT, err, err_size,
+		return text_fail(-EPROTONOSUPPORT, err, err_size,
 			    "format_version (offset %d): the image has format %u of an older torpor, this torpor reads formats %u to %u; resume it with the torpor that wrote it",
 			    OFF_VERSION, version, IMAGE_FORMAT_VERSION_MIN,
 			    IMAGE_FORMAT_VERSION);
 	header_len = torpor_get_le32(buf + OFF_HEADER_LEN);
 	if (header_len > IMAGE_MAX_HEADER)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "header_len (offset %d): %u is more than the %u allowed",
 			    OFF_HEADER_LEN, header_len, IMAGE_MAX_HEADER);
 	if (header_len != len)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "header_len (offset %d): %u, but the header read is %zu bytes",
 			    OFF_HEADER_LEN, header_len, len);
 	if (len < off_chain(version) + ENTRY_FIXED + CRC_SIZE)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "header_len (offset %d): %zu is less than the %zu of a header with one chain entry",
 			    OFF_HEADER_LEN, len,
 			    off_chain(version) + ENTRY_FIXED + CRC_SIZE);
 	if (torpor_get_le32(buf + len - CRC_SIZE) != header_crc(buf, len))
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "header checksum mismatch (CRC32C at offset %zu): the header is corrupt",
 			    len - CRC_SIZE);
 	return 0;
@@ -510,7 +495,7 @@ parse_chain(const uint8_t *buf, size_t len, struct image_header *h,
 
 	h->n_chain = torpor_get_le32(buf + off_n_chain(h->format_version));
 	if (h->n_chain == 0 || h->n_chain > IMAGE_MAX_CHAIN)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "n_chain (offset %zu): %u is not in [1, %u] (a writer is required)",
 			    off_n_chain(h->format_version), h->n_chain,
 			    IMAGE_MAX_CHAIN);
@@ -520,7 +505,7 @@ parse_chain(const uint8_t *buf, size_t len, struct image_header *h,
 		uint32_t blob_len;
 
 		if (end - off < ENTRY_FIXED)
-			return fail(-EBADMSG, err, err_size,
+			return text_fail(-EBADMSG, err, err_size,
 				    "chain[%u] (offset %zu): entry runs past the end of the header",
 				    i, off);
 		memcpy(e->name, p + ENTRY_NAME, 32);
@@ -534,18 +519,18 @@ parse_chain(const uint8_t *buf, size_t len, struct image_header *h,
 			return r;
 		blob_len = torpor_get_le32(p + ENTRY_BLOB_LEN);
 		if (blob_len > IMAGE_MAX_BLOB)
-			return fail(-EBADMSG, err, err_size,
+			return text_fail(-EBADMSG, err, err_size,
 				    "chain[%u].blob_len (offset %zu): %u is more than %u",
 				    i, off + ENTRY_BLOB_LEN, blob_len,
 				    IMAGE_MAX_BLOB);
 		if (blob_len > end - off - ENTRY_FIXED)
-			return fail(-EBADMSG, err, err_size,
+			return text_fail(-EBADMSG, err, err_size,
 				    "chain[%u].blob_len (offset %zu): %u bytes run past the end of the header",
 				    i, off + ENTRY_BLOB_LEN, blob_len);
 		if (blob_len) {
 			e->blob = malloc(blob_len);
 			if (!e->blob)
-				return fail(-ENOMEM, err, err_size,
+				return text_fail(-ENOMEM, err, err_size,
 					    "chain[%u] (offset %zu): out of memory",
 					    i, off);
 			memcpy(e->blob, p + ENTRY_FIXED, blob_len);
@@ -554,7 +539,7 @@ parse_chain(const uint8_t *buf, size_t len, struct image_header *h,
 		off += ENTRY_FIXED + blob_len;
 	}
 	if (off != end)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "header (offset %zu): %zu stray bytes after the last chain entry",
 			    off, end - off);
 	return 0;
@@ -625,7 +610,7 @@ image_header_parse(const uint8_t *buf, size_t len,
 		h.stats.pages_restored = torpor_get_le64(slot + 16);
 		h.stats.stored_bytes_read = torpor_get_le64(slot + 24);
 	} else {
-		fail(0, err, err_size,
+		text_fail(0, err, err_size,
 		     "stats (offset %d): slot checksum mismatch; resume statistics read as zero",
 		     OFF_STATS);
 	}
@@ -679,11 +664,11 @@ chunk_frame_parse(const uint8_t *in, uint32_t seed, uint32_t max_raw,
 	/* The struct has padding, and callers compare frames whole. */
 	memset(&f, 0, sizeof(f));
 	if (memcmp(in + FRAME_OFF_MAGIC, FRAME_MAGIC, 4) != 0)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "frame magic (offset %d): not a chunk frame",
 			    FRAME_OFF_MAGIC);
 	if (torpor_get_le32(in + FRAME_OFF_CRC) != crc32c(seed, in, FRAME_OFF_CRC))
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "frame checksum mismatch (CRC32C at offset %d): the frame is corrupt or belongs to another image",
 			    FRAME_OFF_CRC);
 	f.seed = seed;
@@ -693,15 +678,15 @@ chunk_frame_parse(const uint8_t *in, uint32_t seed, uint32_t max_raw,
 	f.stored_len = torpor_get_le32(in + FRAME_OFF_STORED_LEN);
 	f.stored_crc = torpor_get_le32(in + FRAME_OFF_STORED_CRC);
 	if (f.flags & ~CHUNK_KNOWN_FLAGS)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "frame flags (offset %d): unknown bits 0x%x",
 			    FRAME_OFF_FLAGS, f.flags & ~CHUNK_KNOWN_FLAGS);
 	if (f.raw_len == 0 || f.raw_len > max_raw)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "frame raw_len (offset %d): %u is not in [1, %u]",
 			    FRAME_OFF_RAW_LEN, f.raw_len, max_raw);
 	if (f.stored_len == 0 || f.stored_len > max_stored)
-		return fail(-EBADMSG, err, err_size,
+		return text_fail(-EBADMSG, err, err_size,
 			    "frame stored_len (offset %d): %u is not in [1, %u]",
 			    FRAME_OFF_STORED_LEN, f.stored_len, max_stored);
 	*ret = f;

@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 
 #include "bootloader.h"
 #include "owner.h"
+#include "text.h"
 
 #define GRUB_DEPTH_MAX 8
 #define GRUB_WORDS_MAX 32
@@ -37,20 +37,6 @@
 #ifndef BTRFS_SUPER_MAGIC
 #define BTRFS_SUPER_MAGIC 0x9123683eUL
 #endif
-
-__attribute__((format(printf, 4, 5)))
-static int
-fail(char *why, size_t size, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && size) {
-		va_start(ap, fmt);
-		vsnprintf(why, size, fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
 
 static int
 copy_name(char *dst, size_t size, const char *src, size_t len)
@@ -212,7 +198,7 @@ next_command(struct lexer *l, struct command *c, char *why, size_t why_size)
 		if (l->pos >= l->len)
 			return c->n > 0;
 		if (l->s[l->pos] == '\0')
-			return fail(why, why_size, -EBADMSG,
+			return text_fail(-EBADMSG, why, why_size,
 				    "line %zu: a NUL byte", l->line);
 		if (l->s[l->pos] == '\\' && l->pos + 1 < l->len &&
 		    l->s[l->pos + 1] == '\n') {
@@ -231,7 +217,7 @@ next_command(struct lexer *l, struct command *c, char *why, size_t why_size)
 		if (l->s[l->pos] == '#') {
 			while (l->pos < l->len && l->s[l->pos] != '\n') {
 				if (l->s[l->pos] == '\0')
-					return fail(why, why_size, -EBADMSG,
+					return text_fail(-EBADMSG, why, why_size,
 						    "line %zu: a NUL byte",
 						    l->line);
 				l->pos++;
@@ -264,7 +250,7 @@ next_command(struct lexer *l, struct command *c, char *why, size_t why_size)
 			char ch = l->s[l->pos], q;
 
 			if (ch == '\0')
-				return fail(why, why_size, -EBADMSG,
+				return text_fail(-EBADMSG, why, why_size,
 					    "line %zu: a NUL byte", l->line);
 			if (ch == '\'' || ch == '"') {
 				size_t start = l->line;
@@ -273,14 +259,14 @@ next_command(struct lexer *l, struct command *c, char *why, size_t why_size)
 				l->pos++;
 				for (;;) {
 					if (l->pos >= l->len)
-						return fail(why, why_size,
-							    -EBADMSG,
+						return text_fail(-EBADMSG, why,
+							    why_size,
 							    "line %zu: a quote that is never closed (truncated?)",
 							    start);
 					ch = l->s[l->pos];
 					if (ch == '\0')
-						return fail(why, why_size,
-							    -EBADMSG,
+						return text_fail(-EBADMSG, why,
+							    why_size,
 							    "line %zu: a NUL byte",
 							    l->line);
 					if (ch == q) {
@@ -351,14 +337,14 @@ add_grub_entry(struct boot_menu *m, const struct command *c, int parent,
 		}
 	}
 	if (!title)
-		return fail(why, why_size, -EBADMSG,
+		return text_fail(-EBADMSG, why, why_size,
 			    "line %zu: a %s without a title", c->line,
 			    c->w[0]);
 	if (m->n >= BOOT_ENTRIES_MAX)
-		return fail(why, why_size, -E2BIG,
+		return text_fail(-E2BIG, why, why_size,
 			    "more than %d menu entries", BOOT_ENTRIES_MAX);
 	if (c->long_word[ti] || (ii && c->long_word[ii]))
-		return fail(why, why_size, -ENAMETOOLONG,
+		return text_fail(-ENAMETOOLONG, why, why_size,
 			    "line %zu: a title or id too long", c->line);
 	for (size_t i = 0; i < m->n; i++)
 		if (m->e[i].parent == parent)
@@ -378,7 +364,7 @@ add_grub_entry(struct boot_menu *m, const struct command *c, int parent,
 		r = r < (int)sizeof(e->path) ? 0 : -ENAMETOOLONG;
 	}
 	if (r < 0)
-		return fail(why, why_size, r,
+		return text_fail(r, why, why_size,
 			    "line %zu: a title or id too long", c->line);
 	e->parent = parent;
 	e->position = pos;
@@ -401,11 +387,11 @@ grub_cfg_parse(const char *text, size_t len, struct boot_menu *m,
 	int r;
 
 	if (len > GRUB_CFG_MAX)
-		return fail(why, why_size, -EFBIG,
+		return text_fail(-EFBIG, why, why_size,
 			    "%zu bytes, more than %d", len, GRUB_CFG_MAX);
 	c = malloc(sizeof(*c));
 	if (!c)
-		return fail(why, why_size, -ENOMEM, "out of memory");
+		return text_fail(-ENOMEM, why, why_size, "out of memory");
 	m->n = 0;
 	memset(d, 0, sizeof(*d));
 	while ((r = next_command(&l, c, why, why_size)) > 0) {
@@ -420,7 +406,7 @@ grub_cfg_parse(const char *text, size_t len, struct boot_menu *m,
 		}
 		if (c->closes) {
 			if (depth == 0) {
-				r = fail(why, why_size, -EBADMSG,
+				r = text_fail(-EBADMSG, why, why_size,
 					 "line %zu: a \"}\" that closes nothing",
 					 c->line);
 				break;
@@ -433,7 +419,7 @@ grub_cfg_parse(const char *text, size_t len, struct boot_menu *m,
 			int at = -1;
 
 			if (depth >= GRUB_DEPTH_MAX) {
-				r = fail(why, why_size, -EBADMSG,
+				r = text_fail(-EBADMSG, why, why_size,
 					 "line %zu: blocks nested deeper than %d",
 					 c->line, GRUB_DEPTH_MAX);
 				break;
@@ -459,7 +445,7 @@ grub_cfg_parse(const char *text, size_t len, struct boot_menu *m,
 			continue;
 		if (!strcmp(c->w[0], "menuentry") ||
 		    !strcmp(c->w[0], "submenu")) {
-			r = fail(why, why_size, -EBADMSG,
+			r = text_fail(-EBADMSG, why, why_size,
 				 "line %zu: a %s without its \"{\"", c->line,
 				 c->w[0]);
 			break;
@@ -487,7 +473,7 @@ grub_cfg_parse(const char *text, size_t len, struct boot_menu *m,
 			if (c->long_word[1] ||
 			    copy_name(d->value, sizeof(d->value), v,
 				      strlen(v)) < 0) {
-				r = fail(why, why_size, -ENAMETOOLONG,
+				r = text_fail(-ENAMETOOLONG, why, why_size,
 					 "line %zu: a default too long",
 					 c->line);
 				break;
@@ -499,7 +485,7 @@ grub_cfg_parse(const char *text, size_t len, struct boot_menu *m,
 	if (r < 0)
 		return r;
 	if (depth > 0)
-		return fail(why, why_size, -EBADMSG,
+		return text_fail(-EBADMSG, why, why_size,
 			    "ends inside a block, %zu \"}\" short (truncated?)",
 			    depth);
 	return 0;
@@ -610,12 +596,12 @@ grubenv_parse(const char *block, size_t len, struct grubenv *env,
 
 	memset(env, 0, sizeof(*env));
 	if (len != GRUBENV_SIZE)
-		return fail(why, why_size, -EBADMSG,
+		return text_fail(-EBADMSG, why, why_size,
 			    "%zu bytes, not %d", len, GRUBENV_SIZE);
 	if (memchr(block, '\0', len))
-		return fail(why, why_size, -EBADMSG, "a NUL byte");
+		return text_fail(-EBADMSG, why, why_size, "a NUL byte");
 	if (memcmp(block, GRUBENV_HEADER, hl))
-		return fail(why, why_size, -EBADMSG,
+		return text_fail(-EBADMSG, why, why_size,
 			    "no \"# GRUB Environment Block\" header");
 	for (p = hl; p < len;) {
 		size_t end = grubenv_line_end(block, p, len);
@@ -627,12 +613,12 @@ grubenv_parse(const char *block, size_t len, struct grubenv *env,
 			continue;
 		}
 		if (end >= len)
-			return fail(why, why_size, -EBADMSG,
+			return text_fail(-EBADMSG, why, why_size,
 				    "a line without its newline at byte %zu (truncated?)",
 				    p);
 		eq = memchr(line, '=', end - p);
 		if (!eq || eq == line)
-			return fail(why, why_size, -EBADMSG,
+			return text_fail(-EBADMSG, why, why_size,
 				    "a line without \"key=\" at byte %zu", p);
 		if ((size_t)(eq - line) == 11 &&
 		    !memcmp(line, "saved_entry", 11))
@@ -642,7 +628,7 @@ grubenv_parse(const char *block, size_t len, struct grubenv *env,
 			dst = env->next_entry;
 		if (dst && grubenv_unescape(eq + 1, (size_t)(block + end - eq - 1),
 					    dst, BOOT_NAME_SIZE) < 0)
-			return fail(why, why_size, -ENAMETOOLONG,
+			return text_fail(-ENAMETOOLONG, why, why_size,
 				    "the value at byte %zu is too long", p);
 		p = end + 1;
 	}
@@ -659,10 +645,10 @@ grubenv_with_next_entry(const char *block, size_t len, const char *id,
 	int r;
 
 	if (!*id)
-		return fail(why, why_size, -EINVAL, "an empty entry id");
+		return text_fail(-EINVAL, why, why_size, "an empty entry id");
 	for (const char *s = id; *s; s++)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			return fail(why, why_size, -EINVAL,
+			return text_fail(-EINVAL, why, why_size,
 				    "a control character in the entry id");
 	r = grubenv_parse(block, len, &env, why, why_size);
 	if (r < 0)
@@ -696,7 +682,7 @@ grubenv_with_next_entry(const char *block, size_t len, const char *id,
 	memcpy(out, tmp, GRUBENV_SIZE);
 	return 0;
 full:
-	return fail(why, why_size, -ENOSPC,
+	return text_fail(-ENOSPC, why, why_size,
 		    "next_entry=%s does not fit in the %d bytes", id,
 		    GRUBENV_SIZE);
 }
@@ -762,11 +748,11 @@ loader_entry_parse(const char *name, const char *text, size_t len,
 	e->parent = -1;
 	if (nl < 6 || strcmp(name + nl - 5, ".conf") ||
 	    copy_name(e->id, sizeof(e->id), name, nl) < 0)
-		return fail(why, why_size, -EBADMSG,
+		return text_fail(-EBADMSG, why, why_size,
 			    "not an entry file name");
 	strcpy(e->path, e->id);
 	if (memchr(text, '\0', len))
-		return fail(why, why_size, -EBADMSG, "%s: a NUL byte", name);
+		return text_fail(-EBADMSG, why, why_size, "%s: a NUL byte", name);
 	for (size_t p = 0; p < len;) {
 		const char *eol = memchr(text + p, '\n', len - p);
 		size_t end = eol ? (size_t)(eol - text) : len;
@@ -796,7 +782,7 @@ loader_entry_parse(const char *name, const char *text, size_t len,
 			dst = linux_path;
 #undef KEY
 		if (dst && copy_name(dst, dsize, text + v, ve - v) < 0)
-			return fail(why, why_size, -ENAMETOOLONG,
+			return text_fail(-ENAMETOOLONG, why, why_size,
 				    "%s: a value too long", name);
 	}
 	if (release_ok(e->version, strlen(e->version)))
@@ -853,30 +839,30 @@ read_under(const char *root, const char *rel, size_t max, char **ret,
 
 	if (snprintf(path, sizeof(path), "%s/%s", root, rel) >=
 	    (int)sizeof(path))
-		return fail(why, why_size, -ENAMETOOLONG, "%s: too long", rel);
+		return text_fail(-ENAMETOOLONG, why, why_size, "%s: too long", rel);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		r = -errno;
 		if (r == -ELOOP)
-			return fail(why, why_size, r,
+			return text_fail(r, why, why_size,
 				    "%s: a symbolic link, not followed", path);
-		return fail(why, why_size, r, "%s: %s", path, strerror(-r));
+		return text_fail(r, why, why_size, "%s: %s", path, strerror(-r));
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return fail(why, why_size, -EBADMSG,
+		return text_fail(-EBADMSG, why, why_size,
 			    "%s: not a regular file", path);
 	}
 	if ((unsigned long long)st.st_size > max) {
 		close(fd);
-		return fail(why, why_size, -EFBIG,
+		return text_fail(-EFBIG, why, why_size,
 			    "%s: %lld bytes, more than %zu", path,
 			    (long long)st.st_size, max);
 	}
 	buf = malloc(max + 2);
 	if (!buf) {
 		close(fd);
-		return fail(why, why_size, -ENOMEM, "out of memory");
+		return text_fail(-ENOMEM, why, why_size, "out of memory");
 	}
 	/* The size may change under us: read one byte past the bound. */
 	while (n <= max) {
@@ -888,7 +874,7 @@ read_under(const char *root, const char *rel, size_t max, char **ret,
 			r = -errno;
 			free(buf);
 			close(fd);
-			return fail(why, why_size, r, "%s: %s", path,
+			return text_fail(r, why, why_size, "%s: %s", path,
 				    strerror(-r));
 		}
 		if (k == 0)
@@ -898,7 +884,7 @@ read_under(const char *root, const char *rel, size_t max, char **ret,
 	close(fd);
 	if (n > max) {
 		free(buf);
-		return fail(why, why_size, -EFBIG, "%s: more than %zu bytes",
+		return text_fail(-EFBIG, why, why_size, "%s: more than %zu bytes",
 			    path, max);
 	}
 	buf[n] = '\0';
@@ -939,7 +925,7 @@ read_loader_var(const char *root, const char *name, char *out, size_t size,
 	r = efivar_string_parse((unsigned char *)buf, len, out, size);
 	free(buf);
 	if (r < 0)
-		return fail(why, why_size, r,
+		return text_fail(r, why, why_size,
 			    "EFI variable %s: not a short ASCII string", name);
 	return 1;
 }
@@ -958,44 +944,44 @@ grubenv_writable(const char *root, char *why, size_t why_size)
 
 	snprintf(path, sizeof(path), "%s/boot/grub", root);
 	if (lstat(path, &dir) < 0 || !S_ISDIR(dir.st_mode)) {
-		fail(why, why_size, 0, "%s: not a folder", path);
+		text_fail(0, why, why_size, "%s: not a folder", path);
 		return false;
 	}
 	snprintf(path, sizeof(path), "%s/boot/grub/grubenv", root);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
-		fail(why, why_size, 0, "%s: %s", path, strerror(errno));
+		text_fail(0, why, why_size, "%s: %s", path, strerror(errno));
 		return false;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		fail(why, why_size, 0, "%s: not a regular file", path);
+		text_fail(0, why, why_size, "%s: not a regular file", path);
 	else if (st.st_size != GRUBENV_SIZE)
-		fail(why, why_size, 0, "%s: %lld bytes, not %d", path,
+		text_fail(0, why, why_size, "%s: %lld bytes, not %d", path,
 		     (long long)st.st_size, GRUBENV_SIZE);
 	else if (!owner_root_only(&st) || !owner_root_only(&dir))
-		fail(why, why_size, 0,
+		text_fail(0, why, why_size,
 		     "%s or its folder may be changed by others than root",
 		     path);
 	else if (fstatfs(fd, &sfs) < 0 || fstatvfs(fd, &svfs) < 0)
-		fail(why, why_size, 0, "%s: %s", path, strerror(errno));
+		text_fail(0, why, why_size, "%s: %s", path, strerror(errno));
 	else if ((unsigned long)sfs.f_type == BTRFS_SUPER_MAGIC)
-		fail(why, why_size, 0,
+		text_fail(0, why, why_size,
 		     "%s is on btrfs, where GRUB does not write it", path);
 	else if (svfs.f_flag & ST_RDONLY)
-		fail(why, why_size, 0, "%s is on a read-only mount", path);
+		text_fail(0, why, why_size, "%s is on a read-only mount", path);
 	else {
 		/* LVM, LUKS and RAID: GRUB reads them, never writes. */
 		snprintf(dev, sizeof(dev), "sys/dev/block/%u:%u/dm",
 			 major(st.st_dev), minor(st.st_dev));
 		if (exists_under(root, dev))
-			fail(why, why_size, 0,
+			text_fail(0, why, why_size,
 			     "%s is on device-mapper (LVM, LUKS), where GRUB does not write it",
 			     path);
 		else {
 			snprintf(dev, sizeof(dev), "sys/dev/block/%u:%u/md",
 				 major(st.st_dev), minor(st.st_dev));
 			if (exists_under(root, dev))
-				fail(why, why_size, 0,
+				text_fail(0, why, why_size,
 				     "%s is on a RAID device, where GRUB does not write it",
 				     path);
 			else
@@ -1041,7 +1027,7 @@ inspect_grub(const char *root, struct boot_next *b, char *why,
 	r = grub_cfg_parse(text, len, &b->menu, &d, value, sizeof(value));
 	free(text);
 	if (r < 0)
-		return fail(why, why_size, r, "%s/boot/grub/grub.cfg: %s",
+		return text_fail(r, why, why_size, "%s/boot/grub/grub.cfg: %s",
 			    root, value);
 
 	r = read_under(root, "etc/default/grub", SMALL_FILE_MAX, &text, &len,
@@ -1059,7 +1045,7 @@ inspect_grub(const char *root, struct boot_next *b, char *why,
 		r = grubenv_parse(envb, envl, &env, value, sizeof(value));
 		free(envb);
 		if (r < 0)
-			return fail(why, why_size, r,
+			return text_fail(r, why, why_size,
 				    "%s/boot/grub/grubenv: %s", root, value);
 		have_env = true;
 	} else if (r != -ENOENT) {
@@ -1082,7 +1068,7 @@ inspect_grub(const char *root, struct boot_next *b, char *why,
 	}
 	r = grub_menu_find(&b->menu, value);
 	if (r < 0)
-		return fail(why, why_size, r,
+		return text_fail(r, why, why_size,
 			    "GRUB's default \"%s\" %s", value,
 			    r == -EISDIR ? "is a submenu, not an entry" :
 			    r == -EOPNOTSUPP ? "depends on a variable" :
@@ -1096,7 +1082,7 @@ inspect_grub(const char *root, struct boot_next *b, char *why,
 		if (d.reads_next_entry) {
 			r = grub_menu_find(&b->menu, env.next_entry);
 			if (r < 0)
-				return fail(why, why_size, r,
+				return text_fail(r, why, why_size,
 					    "grubenv's next_entry \"%s\" names no entry of grub.cfg",
 					    env.next_entry);
 			b->next = r;
@@ -1206,7 +1192,7 @@ read_entries(const char *root, struct boot_menu *m, char *why,
 
 			if (++looked > ENTRY_FILES_MAX) {
 				closedir(dir);
-				return fail(why, why_size, -E2BIG,
+				return text_fail(-E2BIG, why, why_size,
 					    "%s: more than %d files", path,
 					    ENTRY_FILES_MAX);
 			}
@@ -1214,7 +1200,7 @@ read_entries(const char *root, struct boot_menu *m, char *why,
 				continue;
 			if (m->n >= BOOT_ENTRIES_MAX) {
 				closedir(dir);
-				return fail(why, why_size, -E2BIG,
+				return text_fail(-E2BIG, why, why_size,
 					    "more than %d loader entries",
 					    BOOT_ENTRIES_MAX);
 			}
@@ -1231,7 +1217,7 @@ read_entries(const char *root, struct boot_menu *m, char *why,
 			free(text);
 			if (r < 0) {
 				closedir(dir);
-				return fail(why, why_size, r, "%s: %s", path,
+				return text_fail(r, why, why_size, "%s: %s", path,
 					    msg);
 			}
 			m->n++;
@@ -1277,7 +1263,7 @@ read_loader_conf_default(const char *root, char *out, size_t size,
 				*--e = '\0';
 			if (copy_name(out, size, v, strlen(v)) < 0) {
 				free(text);
-				return fail(why, why_size, -ENAMETOOLONG,
+				return text_fail(-ENAMETOOLONG, why, why_size,
 					    "%s: a default too long", rel);
 			}
 		}
@@ -1299,7 +1285,7 @@ inspect_systemd_boot(const char *root, struct boot_next *b, char *why,
 	if (r < 0)
 		return r;
 	if (b->menu.n == 0)
-		return fail(why, why_size, -ENOENT,
+		return text_fail(-ENOENT, why, why_size,
 			    "systemd-boot without loader entries (unified kernel images are not read yet)");
 
 	r = read_loader_var(root, "LoaderEntryDefault", value, sizeof(value),
@@ -1319,12 +1305,12 @@ inspect_systemd_boot(const char *root, struct boot_next *b, char *why,
 			 "systemd-boot's first entry");
 	}
 	if (value[0] == '@')
-		return fail(why, why_size, -EOPNOTSUPP,
+		return text_fail(-EOPNOTSUPP, why, why_size,
 			    "systemd-boot's default \"%s\" is not followed yet",
 			    value);
 	r = value[0] ? sd_find(&b->menu, value) : 0;
 	if (r < 0)
-		return fail(why, why_size, r,
+		return text_fail(r, why, why_size,
 			    "systemd-boot's default \"%s\" names no entry",
 			    value);
 	b->by_default = b->next = r;
@@ -1339,7 +1325,7 @@ inspect_systemd_boot(const char *root, struct boot_next *b, char *why,
 			 value);
 		r = sd_find(&b->menu, value);
 		if (r < 0)
-			return fail(why, why_size, r,
+			return text_fail(r, why, why_size,
 				    "LoaderEntryOneShot \"%s\" names no entry",
 				    value);
 		b->next = r;
@@ -1349,10 +1335,10 @@ inspect_systemd_boot(const char *root, struct boot_next *b, char *why,
 
 	snprintf(path, sizeof(path), "%s/sys/firmware/efi/efivars", root);
 	if (statvfs(path, &svfs) < 0)
-		fail(b->cannot_redirect, sizeof(b->cannot_redirect), 0,
+		text_fail(0, b->cannot_redirect, sizeof(b->cannot_redirect),
 		     "no efivarfs at %s", path);
 	else if (svfs.f_flag & ST_RDONLY)
-		fail(b->cannot_redirect, sizeof(b->cannot_redirect), 0,
+		text_fail(0, b->cannot_redirect, sizeof(b->cannot_redirect),
 		     "efivarfs is mounted read-only at %s", path);
 	else
 		b->can_redirect = true;
