@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -384,6 +385,38 @@ START_TEST(grub_cannot_redirect)
 	free(inspect(OLD, -ELOOP));
 	ck_assert_msg(strstr(why, "symbolic link"), "%s", why);
 	unlink("/tmp/torpor-unit-grubenv-target");
+
+	/* On a stacked device (its sys/dev/block entry has dm/ or md/):
+	 * GRUB reads it, never writes.  Only root owns the files, so only
+	 * as root do the checks before this one pass. */
+	if (geteuid() == 0) {
+		struct stat st;
+		char dm[96], md[96];
+
+		put_grubenv("");
+		snprintf(p, sizeof(p), "%s/boot/grub/grubenv", root);
+		ck_assert_int_eq(stat(p, &st), 0);
+		snprintf(dm, sizeof(dm), "sys/dev/block/%u:%u/dm/name",
+			 major(st.st_dev), minor(st.st_dev));
+		snprintf(md, sizeof(md), "sys/dev/block/%u:%u/md/level",
+			 major(st.st_dev), minor(st.st_dev));
+		put_text(dm, "vg-root\n");
+		b = inspect(OLD, 0);
+		ck_assert(!b->can_redirect);
+		ck_assert_msg(strstr(b->cannot_redirect, "device-mapper"), "%s",
+			      b->cannot_redirect);
+		free(b);
+		snprintf(p, sizeof(p), "%s/%s", root, dm);
+		ck_assert_int_eq(unlink(p), 0);
+		*strrchr(p, '/') = '\0';
+		ck_assert_int_eq(rmdir(p), 0);
+		put_text(md, "raid1\n");
+		b = inspect(OLD, 0);
+		ck_assert(!b->can_redirect);
+		ck_assert_msg(strstr(b->cannot_redirect, "RAID"), "%s",
+			      b->cannot_redirect);
+		free(b);
+	}
 }
 END_TEST
 
