@@ -932,10 +932,22 @@ read_loader_var(const char *root, const char *name, char *out, size_t size,
 
 /* Whether GRUB could write root's grubenv at boot (to clear next_entry)
  * and torpor now: else why not. */
+/* The block device under st is a stacked one: sys/dev/block/M:N/KIND
+ * exists (dm: device-mapper, md: RAID). */
+static bool
+on_stacked_dev(const char *root, const struct stat *st, const char *kind)
+{
+	char dev[64];
+
+	snprintf(dev, sizeof(dev), "sys/dev/block/%u:%u/%s",
+		 major(st->st_dev), minor(st->st_dev), kind);
+	return exists_under(root, dev);
+}
+
 static bool
 grubenv_writable(const char *root, char *why, size_t why_size)
 {
-	char path[PATH_MAX], dev[64];
+	char path[PATH_MAX];
 	struct stat st, dir;
 	struct statfs sfs;
 	struct statvfs svfs;
@@ -969,25 +981,17 @@ grubenv_writable(const char *root, char *why, size_t why_size)
 		     "%s is on btrfs, where GRUB does not write it", path);
 	else if (svfs.f_flag & ST_RDONLY)
 		text_fail(0, why, why_size, "%s is on a read-only mount", path);
-	else {
-		/* LVM, LUKS and RAID: GRUB reads them, never writes. */
-		snprintf(dev, sizeof(dev), "sys/dev/block/%u:%u/dm",
-			 major(st.st_dev), minor(st.st_dev));
-		if (exists_under(root, dev))
-			text_fail(0, why, why_size,
-			     "%s is on device-mapper (LVM, LUKS), where GRUB does not write it",
-			     path);
-		else {
-			snprintf(dev, sizeof(dev), "sys/dev/block/%u:%u/md",
-				 major(st.st_dev), minor(st.st_dev));
-			if (exists_under(root, dev))
-				text_fail(0, why, why_size,
-				     "%s is on a RAID device, where GRUB does not write it",
-				     path);
-			else
-				ok = true;
-		}
-	}
+	/* LVM, LUKS and RAID: GRUB reads them, never writes. */
+	else if (on_stacked_dev(root, &st, "dm"))
+		text_fail(0, why, why_size,
+			  "%s is on device-mapper (LVM, LUKS), where GRUB does not write it",
+			  path);
+	else if (on_stacked_dev(root, &st, "md"))
+		text_fail(0, why, why_size,
+			  "%s is on a RAID device, where GRUB does not write it",
+			  path);
+	else
+		ok = true;
 	close(fd);
 	return ok;
 }
