@@ -109,7 +109,7 @@ say_refuse(struct next_boot *p, const char *why)
 			 "pick \"%s\" in the %s menu at the next boot; or let torpor set a one-shot (%s); or reboot into %s before hibernating; or hibernate with --force",
 			 b->menu.e[b->running].title, loader_title(b->loader),
 			 b->loader == BOOT_LOADER_GRUB ?
-			 "GRUB_DEFAULT=saved in /etc/default/grub and update-grub, with /boot/grub/grubenv root's, on a filesystem GRUB writes: not btrfs, LVM, LUKS or RAID" :
+			 "a grub.cfg of update-grub, which reads grubenv's next_entry, and a /boot/grub/grubenv of grub-editenv create, root's alone, on a filesystem GRUB writes: not btrfs, LVM, LUKS or RAID" :
 			 "efivarfs mounted read-write at /sys/firmware/efi/efivars",
 			 p->release);
 	else
