@@ -44,6 +44,9 @@
 #define DEBUG_INFO_MAX 16384
 /* The processes looked at for secretmem, at most. */
 #define MAX_PROCESSES 65536
+/* The sim without a test root: no boot is involved. */
+#define NEXT_BOOT_NOT_LOOKED_AT \
+	"not looked at: the simulated snapshot device resumes without a boot"
 
 enum image_state {
 	IMAGE_UNKNOWN,		/* the writer could not look */
@@ -717,7 +720,7 @@ print_text(const struct status *st, FILE *out)
 			st->zram);
 	if (c)
 		fprintf(out, "next boot:      %s\n", st->next ? st->next->line :
-			"not looked at: the simulated snapshot device resumes without a boot");
+			NEXT_BOOT_NOT_LOOKED_AT);
 	fprintf(out, "logind:         %s: %s\n", st->logind.answer, st->logind.why);
 	fprintf(out, "hibernate:      %s%s\n", st->n_reasons ? "not possible: " :
 		"possible", st->n_reasons ? st->reasons[0] : "");
@@ -852,26 +855,22 @@ print_next_boot_json(const struct status *st, FILE *out)
 {
 	const struct next_boot *nb = st->next;
 	const struct boot_next *b = nb ? &nb->b : NULL;
+	bool known = nb && nb->inspected;
 
-	fprintf(out, ", \"next_boot\": ");
-	if (!nb) {
-		fprintf(out, "null");
-		return;
-	}
-	fprintf(out, "{\"verdict\": \"%s\"",
-		next_boot_verdict_name(nb->verdict));
-	json_string_or_null(out, "loader", b->loader == BOOT_LOADER_UNKNOWN ?
-			    NULL : boot_loader_name(b->loader));
-	json_string_or_null(out, "release", nb->release);
-	json_string_or_null(out, "entry", nb->inspected ?
-			    b->menu.e[b->next].title : NULL);
-	json_string_or_null(out, "by", nb->inspected ? b->next_by : NULL);
-	json_string_or_null(out, "running", nb->running);
-	json_string_or_null(out, "running_entry", nb->inspected && b->running >= 0 ?
+	fprintf(out, ", \"next_boot\": {\"verdict\": \"%s\"",
+		next_boot_verdict_name(nb ? nb->verdict : NEXT_BOOT_UNKNOWN));
+	json_string_or_null(out, "loader", b && b->loader != BOOT_LOADER_UNKNOWN ?
+			    boot_loader_name(b->loader) : NULL);
+	json_string_or_null(out, "release", nb ? nb->release : NULL);
+	json_string_or_null(out, "entry", known ? b->menu.e[b->next].title : NULL);
+	json_string_or_null(out, "by", known ? b->next_by : NULL);
+	json_string_or_null(out, "running", nb ? nb->running : NULL);
+	json_string_or_null(out, "running_entry", known && b->running >= 0 ?
 			    b->menu.e[b->running].title : NULL);
-	json_string_or_null(out, "one_shot", nb->once_id);
-	json_string_or_null(out, "description", nb->line);
-	json_string_or_null(out, "fix", nb->fix);
+	json_string_or_null(out, "one_shot", nb ? nb->once_id : NULL);
+	json_string_or_null(out, "description", nb ? nb->line :
+			    NEXT_BOOT_NOT_LOOKED_AT);
+	json_string_or_null(out, "fix", nb ? nb->fix : NULL);
 	fprintf(out, "}");
 }
 
