@@ -18,48 +18,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../inspect/fake-boot.h"
 #include "boot-once.h"
 #include "next-boot.h"
 #include "unit.h"
 
 #define NEW "6.12.43+bpo-amd64"
 #define OLD "6.1.0-28-amd64"
-#define GUID "4a67b082-0a4c-41cf-b6c7-440b29bb8c4f"
+#define GUID FAKE_BOOT_GUID
 #define ONESHOT "sys/firmware/efi/efivars/LoaderEntryOneShot-" GUID
 
-static char root[64];
 static char why[512];
 
 static void
 path_of(char *buf, size_t size, const char *rel)
 {
 	snprintf(buf, size, "%s/%s", root, rel);
-}
-
-static void
-put(const char *rel, const void *data, size_t len)
-{
-	char path[PATH_MAX], *slash;
-	int fd;
-
-	path_of(path, sizeof(path), rel);
-	for (slash = strchr(path + strlen(root) + 1, '/'); slash;
-	     slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		mkdir(path, 0755);
-		*slash = '/';
-	}
-	unlink(path);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ck_assert_msg(fd >= 0, "%s: %m", path);
-	ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
-	close(fd);
-}
-
-static void
-put_text(const char *rel, const char *text)
-{
-	put(rel, text, strlen(text));
 }
 
 /* The file's bytes into buf: how many, -1 when it is not there. */
@@ -79,67 +53,13 @@ get(const char *rel, void *buf, size_t size)
 	return n;
 }
 
-static void
-grubenv(char *block, const char *lines)
-{
-	size_t n = (size_t)snprintf(block, GRUBENV_SIZE + 1,
-				    "# GRUB Environment Block\n%s", lines);
-
-	ck_assert_uint_le(n, GRUBENV_SIZE);
-	memset(block + n, '#', GRUBENV_SIZE - n);
-}
-
-static void
-put_grubenv(const char *lines)
-{
-	char b[GRUBENV_SIZE];
-
-	grubenv(b, lines);
-	put("boot/grub/grubenv", b, sizeof(b));
-}
-
 /* Debian 12's grub.cfg (the inspect tests' fixture): 6.12.43+bpo is
  * the default, 6.1.0-28 is in the "Advanced options" submenu. */
 static void
 put_grub(const char *env_lines)
 {
-	const char *src = getenv("TORPOR_SOURCE_ROOT");
-	char path[PATH_MAX], *text;
-	struct stat st;
-	FILE *f;
-
-	ck_assert_ptr_nonnull(src);
-	snprintf(path, sizeof(path),
-		 "%s/tests/unit/core/inspect/bootloader/debian12.cfg", src);
-	f = fopen(path, "r");
-	ck_assert_msg(f, "%s: %m", path);
-	ck_assert_int_eq(fstat(fileno(f), &st), 0);
-	text = malloc((size_t)st.st_size);
-	ck_assert_ptr_nonnull(text);
-	ck_assert_uint_eq(fread(text, 1, (size_t)st.st_size, f),
-			  (size_t)st.st_size);
-	fclose(f);
-	put("boot/grub/grub.cfg", text, (size_t)st.st_size);
-	free(text);
+	put_fixture("boot/grub/grub.cfg", "debian12.cfg");
 	put_grubenv(env_lines);
-}
-
-static void
-put_efivar(const char *name, const char *value)
-{
-	unsigned char b[4 + 2 * 300] = { 7, 0, 0, 0 };
-	size_t n = 4;
-	char rel[128];
-
-	for (const char *s = value;; s++) {
-		b[n++] = (unsigned char)*s;
-		b[n++] = 0;
-		if (!*s)
-			break;
-	}
-	snprintf(rel, sizeof(rel), "sys/firmware/efi/efivars/%s-%s", name,
-		 GUID);
-	put(rel, b, n);
 }
 
 static void
@@ -167,6 +87,16 @@ plan(const char *running, enum next_boot_verdict expect)
 	return p;
 }
 
+/* The one-shot the plan for the running OLD sets. */
+static void
+set_once(struct boot_once *o)
+{
+	struct next_boot *p = plan(OLD, NEXT_BOOT_REDIRECT);
+
+	ck_assert_msg(boot_once_set(p, o, why, sizeof(why)) == 0, "%s", why);
+	free(p);
+}
+
 /* grubenv's next_entry now. */
 static void
 next_entry(char *out, size_t size)
@@ -177,22 +107,6 @@ next_entry(char *out, size_t size)
 	ck_assert_int_eq(get("boot/grub/grubenv", b, sizeof(b)), GRUBENV_SIZE);
 	ck_assert_int_eq(grubenv_parse(b, sizeof(b), &env, msg, sizeof(msg)), 0);
 	snprintf(out, size, "%s", env.next_entry);
-}
-
-static void
-setup(void)
-{
-	snprintf(root, sizeof(root), "/tmp/torpor-unit-once.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(root));
-}
-
-static void
-teardown(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	ck_assert_int_eq(system(cmd), 0);
 }
 
 START_TEST(verdicts)
@@ -292,9 +206,7 @@ START_TEST(grub_used_at_boot)
 
 	/* None before: none after. */
 	put_grubenv("");
-	p = plan(OLD, NEXT_BOOT_REDIRECT);
-	ck_assert_msg(boot_once_set(p, &o, why, sizeof(why)) == 0, "%s", why);
-	free(p);
+	set_once(&o);
 	put_grubenv("next_entry=\n");
 	ck_assert_msg(boot_once_restore(&o, why, sizeof(why)) == 0, "%s", why);
 	next_entry(v, sizeof(v));
@@ -302,9 +214,7 @@ START_TEST(grub_used_at_boot)
 
 	/* Someone else's one-shot set since: left alone. */
 	put_grubenv("");
-	p = plan(OLD, NEXT_BOOT_REDIRECT);
-	ck_assert_msg(boot_once_set(p, &o, why, sizeof(why)) == 0, "%s", why);
-	free(p);
+	set_once(&o);
 	put_grubenv("next_entry=1\n");
 	ck_assert_int_eq(boot_once_restore(&o, why, sizeof(why)), -EBUSY);
 	ck_assert_msg(strstr(why, "left as it is"), "%s", why);
@@ -392,15 +302,11 @@ START_TEST(sd_set_and_restore)
 	 * when systemd-boot removed torpor's at boot. */
 	put_efivar("LoaderEntryOneShot", "abc-" NEW ".conf");
 	n = get(ONESHOT, prev, sizeof(prev));
-	p = plan(OLD, NEXT_BOOT_REDIRECT);
-	ck_assert_msg(boot_once_set(p, &o, why, sizeof(why)) == 0, "%s", why);
-	free(p);
+	set_once(&o);
 	ck_assert_msg(boot_once_restore(&o, why, sizeof(why)) == 0, "%s", why);
 	ck_assert_int_eq(get(ONESHOT, v, sizeof(v)), n);
 	ck_assert_mem_eq(v, prev, (size_t)n);
-	p = plan(OLD, NEXT_BOOT_REDIRECT);
-	ck_assert_msg(boot_once_set(p, &o, why, sizeof(why)) == 0, "%s", why);
-	free(p);
+	set_once(&o);
 	{
 		char path[PATH_MAX];
 
@@ -438,7 +344,7 @@ boot_once_root_suite(void)
 
 	if (geteuid() != 0)
 		unit_skip("boot-once: grubenv must be root's: run as root");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, fake_boot_setup, fake_boot_teardown);
 	tcase_add_test(tc, verdicts);
 	tcase_add_test(tc, grub_set_and_restore);
 	tcase_add_test(tc, grub_used_at_boot);
