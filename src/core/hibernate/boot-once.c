@@ -20,7 +20,7 @@
 #include "owner.h"
 #include "text.h"
 
-#define LOADER_ONESHOT "LoaderEntryOneShot-4a67b082-0a4c-41cf-b6c7-440b29bb8c4f"
+#define LOADER_ONESHOT "LoaderEntryOneShot-" BOOT_LOADER_GUID
 #define EFIVARFS_MAGIC 0xde5e81e4UL
 /* EFI_VARIABLE_NON_VOLATILE | BOOTSERVICE_ACCESS | RUNTIME_ACCESS, as
  * bootctl set-oneshot writes it. */
