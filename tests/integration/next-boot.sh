@@ -14,7 +14,8 @@
 #   cancel       cancelled by a sleep hook before the freeze: taken back
 #   refuse       no one-shot can be set (grubenv others may write):
 #                refused before the freeze, with what to do; --force
-#                hibernates; through torpord too
+#                hibernates, the new kernel's initramfs checked too;
+#                through torpord too
 #   hostile      grubenv of another owner or mode: refused; a symbolic
 #                link or of another size: cannot tell; never written
 #   unknown      no boot loader at all: cannot tell, hibernates
@@ -188,6 +189,13 @@ case_refuse() {
 	expect_rc 0 "hibernate --force"
 	expect_err "hibernating anyway \\(--force\\)" "--force is said"
 	cmp -s "$ENV" "$WORK/before" || fail "a forced cycle wrote grubenv"
+	# The new kernel's initramfs is checked too (item 5): none, then one
+	# without torpor-resume; warnings with --force.
+	expect_err "no initramfs found \\($SYSROOT/boot/initrd.img-$NEW_RE or .*\\): hibernating anyway \\(--force\\)" "the next kernel's initramfs is looked for"
+	echo "not a cpio archive" >"$SYSROOT/boot/initrd.img-$NEW"
+	t_run hib torpor hibernate --direct --force --test
+	expect_rc 0 "hibernate --force --test"
+	expect_err "initramfs $SYSROOT/boot/initrd.img-$NEW_RE: " "the next kernel's initramfs is checked"
 	# Through torpord: refused, and --force reaches it.
 	local sock=$WORK/torpord.sock dlog=$WORK/torpord.log
 	"$TORPORD" --config "$CONF" --plugin-dir "$TORPOR_PLUGINDIR" --socket "$sock" >>"$dlog" 2>&1 &

@@ -391,18 +391,24 @@ check_next_boot(struct cycle *cy)
 
 /* The initramfs checks: the running kernel's, and the one of the kernel
  * that boots next when that is another and no one-shot makes the next
- * boot the running one (--force, or cannot tell). */
+ * boot the running one (--force).  That one is looked for under the
+ * boot loader's root, and a test's root has the sim checked too. */
 static int
 check_initramfs(struct cycle *cy)
 {
 	const struct next_boot *nb = cy->next;
 	struct initramfs_check_options o = { .force = cy->o->force };
+	char boot[sizeof(nb->root) + 8];
 	int r = initramfs_check(cy->s, &o);
 
 	if (r < 0 || !nb || nb->verdict == NEXT_BOOT_REDIRECT ||
 	    !nb->release[0] || !strcmp(nb->release, nb->running))
 		return r;
+	snprintf(boot, sizeof(boot), "%s/boot", nb->root);
+	o.boot_dir = boot;
 	o.release = nb->release;
+	o.required = nb->root[0] != '\0';
+	log_info("the next boot starts %s: its initramfs too", nb->release);
 	return initramfs_check(cy->s, &o);
 }
 
