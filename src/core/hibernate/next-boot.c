@@ -152,6 +152,8 @@ judge(struct next_boot *p)
 			 b->menu.e[b->running].id);
 		r = 0;
 	}
+	if (r != 0)
+		p->once_id[0] = '\0';	/* named, but not to be set */
 	if (r == 0) {
 		p->verdict = NEXT_BOOT_REDIRECT;
 		snprintf(p->line, sizeof(p->line),
