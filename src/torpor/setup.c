@@ -47,6 +47,7 @@
 #include "loader.h"
 #include "log.h"
 #include "logind-view.h"
+#include "next-boot.h"
 #include "session.h"
 #include "setup.h"
 #include "snapshot.h"
@@ -983,12 +984,38 @@ print_logind(const struct setup *st)
 	printf("setup: logind's CanHibernate: %s: %s\n", v.answer, v.why);
 }
 
+/* Which kernel the next boot starts, as torpor hibernate will judge it
+ * (next-boot.h): whether it refuses is the next boot's, not the setup's.
+ * The verdict, for apply(). */
+static enum next_boot_verdict
+print_next_boot(const struct setup *st)
+{
+	struct next_boot *nb = malloc(sizeof(*nb));
+	enum next_boot_verdict v;
+
+	if (!nb)
+		return NEXT_BOOT_UNKNOWN;
+	next_boot_plan(st->root ? st->root : "", st->uts.release, nb);
+	printf("setup: next boot: %s\n", nb->line);
+	if (nb->verdict == NEXT_BOOT_REFUSE)
+		printf("setup: until then torpor hibernate refuses: %s\n",
+		       nb->fix);
+	v = nb->verdict;
+	free(nb);
+	return v;
+}
+
 /* Everything after the confirmation, in order; stops at the first
  * failure (said). */
 static int
-apply(struct setup *st)
+apply(struct setup *st, enum next_boot_verdict next)
 {
 	static const char *const test[] = { "hibernate", "--direct", "--test", NULL };
+	/* The test is of the chain and its storage: a next boot of another
+	 * kernel is said above, and must not undo the setup. */
+	static const char *const test_forced[] = {
+		"hibernate", "--direct", "--test", "--force", NULL
+	};
 	int r;
 
 	if (st->use_file && (r = make_file(st)) < 0)
@@ -1009,8 +1036,10 @@ apply(struct setup *st)
 	r = check_new_initramfs(st);
 	if (r < 0)
 		return r;
-	printf("setup: testing: torpor hibernate --direct --test\n");
-	r = run_self(st, st->conf_path, test, NULL, 0);
+	printf("setup: testing: torpor hibernate --direct --test%s\n",
+	       next == NEXT_BOOT_REFUSE ? " --force (for the next boot's kernel, above)" : "");
+	r = run_self(st, st->conf_path, next == NEXT_BOOT_REFUSE ? test_forced : test,
+		     NULL, 0);
 	if (r != 0) {
 		log_error("setup: 'torpor hibernate --direct --test' failed (exit status %d): see above",
 			  r);
@@ -1067,6 +1096,7 @@ int
 torpor_setup_main(int argc, char **argv)
 {
 	struct setup st = { 0 };
+	enum next_boot_verdict next = NEXT_BOOT_UNKNOWN;
 	int r;
 
 	r = parse_args(argc, argv, &st);
@@ -1077,10 +1107,11 @@ torpor_setup_main(int argc, char **argv)
 	r = plan(&st);
 	if (r >= 0) {
 		print_plan(&st);
+		next = print_next_boot(&st);
 		r = st.dry_run ? dry_run(&st) : confirm(&st);
 	}
 	if (r >= 0 && !st.dry_run)
-		r = apply(&st);
+		r = apply(&st, next);
 	config_free(st.old);
 	free(st.text);
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

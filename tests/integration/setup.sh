@@ -104,7 +104,19 @@ expect_out "running kernel's command line has no resume= word: good" "dry run: /
 expect_out "GRUB_CMDLINE_LINUX in /etc/default/grub .* has 'resume=UUID=$uuid': remove it; the generators' own resume step would wait" "dry run: grub"
 expect_out "would run $ROOT/usr/sbin/update-initramfs -u -k $RELEASE" "dry run: the generator"
 expect_out 'dry run: nothing was changed' "dry run"
+expect_out '^setup: next boot: cannot tell: no boot loader torpor knows' "dry run: the next boot"
 expect_unchanged "dry run"
+
+# GRUB's default another kernel, and no grubenv for a one-shot: said,
+# with what hibernate will refuse.
+mkdir -p "$ROOT/boot/grub"
+printf "menuentry 'New' {\n\tlinux /boot/vmlinuz-9.9.9-new\n}\nmenuentry 'Running' {\n\tlinux /boot/vmlinuz-%s\n}\n" \
+	"$RELEASE" >"$ROOT/boot/grub/grub.cfg"
+t_run setup --dry-run
+expect_rc 0 "dry run, another kernel next"
+expect_out "^setup: next boot: 9\\.9\\.9-new \\(GRUB's first entry \\(grub.cfg sets no default\\)\\); the running kernel is .*: an image written now would be refused" "dry run: another kernel next"
+expect_out '^setup: until then torpor hibernate refuses: pick "Running" in the GRUB menu' "dry run: what to do"
+rm -rf "$ROOT/boot/grub"
 
 # Without --yes and with no terminal: nothing is done.
 t_run setup </dev/null

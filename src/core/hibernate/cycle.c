@@ -17,12 +17,14 @@
 #include <unistd.h>
 
 #include "blockdev.h"
+#include "boot-once.h"
 #include "chain.h"
 #include "clock.h"
 #include "cycle.h"
 #include "host.h"
 #include "initramfs-check.h"
 #include "log.h"
+#include "next-boot.h"
 #include "plugin-call.h"
 #include "pool.h"
 #include "proc.h"
@@ -38,6 +40,9 @@ struct cycle {
 	struct cycle_prepared *pre;	/* chain, pool, buffers: built ahead */
 	struct image_header h;
 	char guard_dev[320];		/* the guarded root's device */
+	struct next_boot *next;		/* what the next boot starts, NULL:
+					 * no boot involved (the sim) */
+	struct boot_once once;		/* the one-shot set, to take back */
 	bool first_pending;	/* the page read ahead not yet streamed */
 	bool reserved, frozen, have_image, committed;
 	bool woke;		/* came back from suspend to RAM, not disk */
@@ -342,6 +347,121 @@ refresh_root_guard(struct cycle *cy)
 		  cy->h.guard.stamp, cy->h.guard.count ? ", a tree log pending" : "");
 }
 
+/*
+ * Which kernel the next boot starts (next-boot.h), before anything is
+ * frozen.  Refused, unless forced: another release boots next and no
+ * one-shot can make it the running one.  Cannot tell (no boot loader
+ * torpor knows, its files unreadable): said, and the cycle goes on.
+ */
+static int
+check_next_boot(struct cycle *cy)
+{
+	const char *root = next_boot_root(cy->snap->kind);
+	char running[BOOT_RELEASE_SIZE];
+	int r;
+
+	if (!root)
+		return 0;
+	r = snapshot_running_release(cy->snap, running, sizeof(running));
+	if (r < 0)
+		return log_error_errno(r, "cannot tell the running kernel's release: %m");
+	cy->next = malloc(sizeof(*cy->next));
+	if (!cy->next)
+		return log_error_errno(-ENOMEM, "out of memory");
+	next_boot_plan(root, running, cy->next);
+	switch (cy->next->verdict) {
+	case NEXT_BOOT_REFUSE:
+		if (cy->o->force) {
+			log_warning("next boot: %s", cy->next->line);
+			log_warning("hibernating anyway (--force): the next boot may not resume this image");
+			return 0;
+		}
+		log_error("next boot: %s", cy->next->line);
+		log_error("the next boot could not resume this image: %s",
+			  cy->next->fix);
+		return -ESTALE;
+	case NEXT_BOOT_UNKNOWN:
+		log_notice("next boot: %s", cy->next->line);
+		return 0;
+	default:
+		log_info("next boot: %s", cy->next->line);
+		return 0;
+	}
+}
+
+/* The initramfs checks: the running kernel's, and the one of the kernel
+ * that boots next when that is another and no one-shot makes the next
+ * boot the running one (--force).  That one is looked for under the
+ * boot loader's root, and a test's root has the sim checked too. */
+static int
+check_initramfs(struct cycle *cy)
+{
+	const struct next_boot *nb = cy->next;
+	struct initramfs_check_options o = { .force = cy->o->force };
+	char boot[sizeof(nb->root) + 8];
+	int r = initramfs_check(cy->s, &o);
+
+	if (r < 0 || !nb || nb->verdict == NEXT_BOOT_REDIRECT ||
+	    !nb->release[0] || !strcmp(nb->release, nb->running))
+		return r;
+	snprintf(boot, sizeof(boot), "%s/boot", nb->root);
+	o.boot_dir = boot;
+	o.release = nb->release;
+	o.required = nb->root[0] != '\0';
+	log_info("the next boot starts %s: its initramfs too", nb->release);
+	return initramfs_check(cy->s, &o);
+}
+
+/* The one-shot of the running kernel's entry, the last change before the
+ * freeze: written through a mounted filesystem, it must be in the image's
+ * view of it (a write after the snapshot would change the filesystem
+ * behind the resumed kernel's back).  Not set: refused as when it could
+ * not be, unless forced. */
+static int
+cycle_set_once(struct cycle *cy)
+{
+	const struct next_boot *nb = cy->next;
+	char why[512];
+	int r;
+
+	if (!nb || nb->verdict != NEXT_BOOT_REDIRECT)
+		return 0;
+	r = boot_once_set(nb, &cy->once, why, sizeof(why));
+	if (r >= 0) {
+		log_notice("next boot: a one-shot boot of \"%s\" (%s) is set; the default stays %s",
+			   nb->b.menu.e[nb->b.running].title, cy->once.id,
+			   nb->release[0] ? nb->release :
+			   nb->b.menu.e[nb->b.next].title);
+		return 0;
+	}
+	if (cy->o->force) {
+		log_warning("next boot: the one-shot boot of %s could not be set (%s); hibernating anyway (--force): the next boot starts %s",
+			    nb->running, why, nb->release);
+		return 0;
+	}
+	log_error("next boot: the one-shot boot of %s could not be set: %s",
+		  nb->running, why);
+	log_error("the next boot could not resume this image: hibernate again, or pick the entry of %s at the next boot and hibernate with --force",
+		  nb->running);
+	return -ESTALE;
+}
+
+/* The one-shot taken back, whatever the cycle's end: failed, cancelled,
+ * --test, or resumed (where the boot loader used it, or did not). */
+static void
+cycle_restore_once(struct cycle *cy)
+{
+	char why[512];
+
+	if (cy->once.loader == BOOT_LOADER_UNKNOWN)
+		return;
+	if (boot_once_restore(&cy->once, why, sizeof(why)) < 0)
+		log_warning("next boot: the one-shot boot of %s was not taken back: %s",
+			    cy->once.id, why);
+	else
+		log_info("next boot: the one-shot is taken back");
+}
+
 /* Open the source and check what the next boot needs; then the prepared
  * state is used (its writer initialised again), or built now (--direct,
  * or a daemon whose last build failed: its errors are this cycle's). */
@@ -356,8 +476,9 @@ cycle_open(struct cycle *cy)
 	r = snapshot_open(s->config->snapshot, SNAPSHOT_MODE_HIBERNATE, &cy->snap);
 	if (r < 0)
 		return r;
-	r = initramfs_check(s, &(struct initramfs_check_options){
-				    .force = cy->o->force });
+	r = check_next_boot(cy);
+	if (r >= 0)
+		r = check_initramfs(cy);
 	if (r < 0)
 		return r;
 	host_set_snapshot(cy->snap);
@@ -790,6 +911,8 @@ cycle_end(struct cycle *cy, int r)
 	if (cy->pre_done)
 		plugins_sleep_event(&cy->s->reg, TORPOR_SLEEP_POST,
 				    sleep_action(cy));
+	cycle_restore_once(cy);
+	free(cy->next);
 	/* The plugins were initialised for this one cycle (plugin.h): the
 	 * prepared state is spent. */
 	cycle_prepared_free(cy->pre);
@@ -822,6 +945,8 @@ cycle_hibernate_prepared(struct torpor_session *s, struct cycle_prepared *p,
 		r = cycle_reserve(&cy);
 	if (r >= 0)
 		r = cycle_pre_sleep(&cy);
+	if (r >= 0)
+		r = cycle_set_once(&cy);
 	if (r >= 0)
 		r = cycle_check_cancel(&cy);
 	if (r >= 0) {

@@ -32,7 +32,6 @@
 #define SMALL_FILE_MAX (64 * 1024)
 #define ENTRY_FILES_MAX 512	/* directory entries looked at, per folder */
 #define EFIVAR_MAX (4 + 2 * BOOT_NAME_SIZE)
-#define LOADER_GUID "4a67b082-0a4c-41cf-b6c7-440b29bb8c4f"
 #define GRUBENV_HEADER "# GRUB Environment Block\n"
 #ifndef BTRFS_SUPER_MAGIC
 #define BTRFS_SUPER_MAGIC 0x9123683eUL
@@ -916,7 +915,7 @@ read_loader_var(const char *root, const char *name, char *out, size_t size,
 	int r;
 
 	snprintf(rel, sizeof(rel), "sys/firmware/efi/efivars/%s-%s", name,
-		 LOADER_GUID);
+		 BOOT_LOADER_GUID);
 	r = read_under(root, rel, EFIVAR_MAX, &buf, &len, why, why_size);
 	if (r == -ENOENT)
 		return 0;

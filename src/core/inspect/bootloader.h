@@ -24,6 +24,8 @@
 #define BOOT_RELEASE_SIZE 65	/* struct utsname's release */
 #define GRUB_CFG_MAX (1024 * 1024)
 #define GRUBENV_SIZE 1024
+/* The vendor GUID of systemd's loader variables (LoaderEntryOneShot...). */
+#define BOOT_LOADER_GUID "4a67b082-0a4c-41cf-b6c7-440b29bb8c4f"
 
 enum boot_loader {
 	BOOT_LOADER_UNKNOWN,

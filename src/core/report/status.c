@@ -29,6 +29,7 @@
 #include "last-cycle.h"
 #include "log.h"
 #include "logind-view.h"
+#include "next-boot.h"
 #include "plugin-call.h"
 #include "proc.h"
 #include "resume.h"
@@ -43,6 +44,9 @@
 #define DEBUG_INFO_MAX 16384
 /* The processes looked at for secretmem, at most. */
 #define MAX_PROCESSES 65536
+/* The sim without a test root: no boot is involved. */
+#define NEXT_BOOT_NOT_LOOKED_AT \
+	"not looked at: the simulated snapshot device resumes without a boot"
 
 enum image_state {
 	IMAGE_UNKNOWN,		/* the writer could not look */
@@ -101,6 +105,7 @@ struct status {
 	char *info;			/* the plugins' debug info */
 	struct logind_view logind;
 	char zram[512];			/* active zram swap areas, "" none */
+	struct next_boot *next;		/* NULL: no boot involved (the sim) */
 };
 
 static double
@@ -501,6 +506,27 @@ inspect_image(struct status *st)
 	session_arrange_hibernate(s);
 }
 
+/* Which kernel the next boot starts, as the cycle will see it: a
+ * refusal of the cycle's is a reason here. */
+static void
+check_next_boot(struct status *st)
+{
+	enum torpor_snapshot_kind kind = snapshot_spec_kind(st->s->config->snapshot);
+	struct snapshot probe = { .kind = kind };
+	const char *root = next_boot_root(kind);
+	char running[BOOT_RELEASE_SIZE];
+
+	if (!root || snapshot_running_release(&probe, running, sizeof(running)) < 0)
+		return;
+	st->next = malloc(sizeof(*st->next));
+	if (!st->next)
+		return;
+	next_boot_plan(root, running, st->next);
+	if (st->next->verdict == NEXT_BOOT_REFUSE)
+		add_reason(st, "the next boot starts %s, not the running %s: %s",
+			   st->next->release, running, st->next->fix);
+}
+
 static void
 gather(struct status *st, const struct status_daemon *daemon)
 {
@@ -513,6 +539,7 @@ gather(struct status *st, const struct status_daemon *daemon)
 		return;
 	st->last_r = last_cycle_read(last_cycle_dir(s->config), &st->last);
 	check_snapshot_device(st);
+	check_next_boot(st);
 	check_chain(st);
 	/* The image needs only the writer (its header names its chain). */
 	if (s->plugins_loaded && s->config->writer)
@@ -691,6 +718,9 @@ print_text(const struct status *st, FILE *out)
 	if (st->zram[0])
 		fprintf(out, "zram:           %s active as swap: compressed RAM, which a power-off empties, so never the image's place\n",
 			st->zram);
+	if (c)
+		fprintf(out, "next boot:      %s\n", st->next ? st->next->line :
+			NEXT_BOOT_NOT_LOOKED_AT);
 	fprintf(out, "logind:         %s: %s\n", st->logind.answer, st->logind.why);
 	fprintf(out, "hibernate:      %s%s\n", st->n_reasons ? "not possible: " :
 		"possible", st->n_reasons ? st->reasons[0] : "");
@@ -811,6 +841,40 @@ print_chain_json(const struct status *st, FILE *out)
 }
 
 static void
+json_string_or_null(FILE *out, const char *key, const char *v)
+{
+	fprintf(out, ", \"%s\": ", key);
+	if (v && v[0])
+		json_write_string(out, v);
+	else
+		fprintf(out, "null");
+}
+
+static void
+print_next_boot_json(const struct status *st, FILE *out)
+{
+	const struct next_boot *nb = st->next;
+	const struct boot_next *b = nb ? &nb->b : NULL;
+	bool known = nb && nb->inspected;
+
+	fprintf(out, ", \"next_boot\": {\"verdict\": \"%s\"",
+		next_boot_verdict_name(nb ? nb->verdict : NEXT_BOOT_UNKNOWN));
+	json_string_or_null(out, "loader", b && b->loader != BOOT_LOADER_UNKNOWN ?
+			    boot_loader_name(b->loader) : NULL);
+	json_string_or_null(out, "release", nb ? nb->release : NULL);
+	json_string_or_null(out, "entry", known ? b->menu.e[b->next].title : NULL);
+	json_string_or_null(out, "by", known ? b->next_by : NULL);
+	json_string_or_null(out, "running", nb ? nb->running : NULL);
+	json_string_or_null(out, "running_entry", known && b->running >= 0 ?
+			    b->menu.e[b->running].title : NULL);
+	json_string_or_null(out, "one_shot", nb ? nb->once_id : NULL);
+	json_string_or_null(out, "description", nb ? nb->line :
+			    NEXT_BOOT_NOT_LOOKED_AT);
+	json_string_or_null(out, "fix", nb ? nb->fix : NULL);
+	fprintf(out, "}");
+}
+
+static void
 print_json(const struct status *st, FILE *out)
 {
 	const struct torpor_config *c = st->s->config;
@@ -836,6 +900,7 @@ print_json(const struct status *st, FILE *out)
 	json_write_string(out, st->logind.why);
 	fprintf(out, "}, \"zram_swap\": ");
 	json_write_string(out, st->zram);
+	print_next_boot_json(st, out);
 	fprintf(out, ", \"can_hibernate\": %s, \"disabled_reason\": ",
 		st->n_reasons ? "false" : "true");
 	json_write_string(out, st->n_reasons ? st->reasons[0] : "");
@@ -884,6 +949,7 @@ status_report_opened(struct torpor_session *s, const char *config_path,
 	else
 		print_text(st, out);
 	r = st->n_reasons ? 1 : 0;
+	free(st->next);
 	free(st->info);
 	free(st);
 	return r;
