@@ -116,7 +116,7 @@ example() {
 	write_config "sim:4096" ""
 	t_run list torpor plugins
 	expect_rc 0 "example: torpor plugins"
-	expect_out "^zero-elide +filter +abi 2 " "example: torpor plugins"
+	expect_out "^zero-elide +filter +abi 3 " "example: torpor plugins"
 	for n in lzo lz4 zlib; do
 		if built "$n"; then
 			cycle "zero-elide $n"
@@ -142,7 +142,7 @@ example() {
 	expect_rc 0 "example: make"
 	PLUGINDIR_OVERRIDE="$WORK/make"
 	t_run list torpor plugins
-	expect_out "^zero-elide +filter +abi 2 " \
+	expect_out "^zero-elide +filter +abi 3 " \
 		"example: the Makefile's build loads"
 }
 
@@ -192,7 +192,7 @@ filters() {
 	t_run list torpor plugins
 	expect_rc 0 "torpor plugins"
 	for n in $built; do
-		expect_out "^$n +filter +abi 2 " "$n: loads"
+		expect_out "^$n +filter +abi 3 " "$n: loads"
 	done
 	grep -q refused "$ERR" && fail "the loader refused a plugin"
 	for n in $built; do

@@ -113,13 +113,13 @@ START_TEST(consume_falls_back_to_invalidate)
 
 	bare.ops.type = TORPOR_PLUGIN_WRITER;
 	ck_assert_int_eq(plugin_consume(&bare, uuid), -ENOSYS);
-	bare.ops.invalidate = count_invalidate;
+	bare.writer.invalidate = count_invalidate;
 	invalidated = 0;
 	ck_assert_int_eq(plugin_consume(&bare, uuid), 0);
 	ck_assert_int_eq(invalidated, 1);
 	ck_assert_int_eq(plugin_read_consumed(&bare, uuid, buf, sizeof(buf), &len),
 			 -EOPNOTSUPP);
-	bare.ops.read_consumed = read_consumed_len;
+	bare.writer.read_consumed = read_consumed_len;
 	consumed_len = sizeof(buf) + 1;
 	ck_assert_int_eq(plugin_read_consumed(&bare, uuid, buf, sizeof(buf), &len),
 			 -EMSGSIZE);
@@ -147,8 +147,8 @@ START_TEST(results_are_held_to_their_bounds)
 	uint8_t buf[16] = { 0 };
 	size_t len = 0;
 
-	bare.ops.encode = produce_encode;
-	bare.ops.decode = produce_encode;
+	bare.filter.encode = produce_encode;
+	bare.filter.decode = produce_encode;
 	produce = 0;
 	ck_assert_int_eq(plugin_encode(&bare, NULL, &info, buf, 4, buf, 8, &len), -EIO);
 	produce = 9;
