@@ -303,12 +303,12 @@ check_declaration(const struct torpor_plugin *p, const char *path, int level)
 	 * version is known to be this one. */
 	if (p->abi_version < TORPOR_PLUGIN_ABI_OLDEST)
 		return refuse(level, path, -EPROTO,
-			      "ABI version %u is too old (this core speaks %d to %d): rebuild it against torpor %s",
-			      p->abi_version, TORPOR_PLUGIN_ABI_OLDEST,
-			      TORPOR_PLUGIN_ABI_VERSION, TORPOR_VERSION_STRING);
+			      "built for plugin ABI %u; this torpor loads ABI %d: rebuild it against torpor-plugin %s",
+			      p->abi_version, TORPOR_PLUGIN_ABI_VERSION,
+			      TORPOR_VERSION_STRING);
 	if (p->abi_version > TORPOR_PLUGIN_ABI_VERSION)
 		return refuse(level, path, -EPROTO,
-			      "ABI version %u is not supported (this core speaks %d)",
+			      "built for plugin ABI %u, newer than this torpor's ABI %d",
 			      p->abi_version, TORPOR_PLUGIN_ABI_VERSION);
 	/* type is needed to know how big the struct must be. */
 	if (p->struct_size < sizeof(struct torpor_plugin))

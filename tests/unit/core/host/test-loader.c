@@ -389,10 +389,18 @@ struct refusal {
 	const char *reason;	/* a word the one log line must hold */
 };
 
+#define ABI_2_REFUSED "built for plugin ABI 2; this torpor loads ABI 3: " \
+	"rebuild it against torpor-plugin " TORPOR_VERSION_STRING
+
 static const struct refusal refusals[] = {
-	{ "bad-abi", -EPROTO, "this core speaks" },
-	{ "abi-1-writer", -EPROTO, "too old" },
-	{ "newer-writer", -EPROTO, "this core speaks" },
+	{ "bad-abi", -EPROTO, "newer than this torpor's ABI 3" },
+	{ "abi-1-writer", -EPROTO, "built for plugin ABI 1" },
+	/* ABI 2 had one struct for every kind: whatever the kind, the
+	 * message says what to do. */
+	{ "abi-2-filter", -EPROTO, ABI_2_REFUSED },
+	{ "abi-2-writer", -EPROTO, ABI_2_REFUSED },
+	{ "abi-2-misc", -EPROTO, ABI_2_REFUSED },
+	{ "newer-writer", -EPROTO, "newer than this torpor's ABI 3" },
 	{ "unversioned-filter", -EPROTO, "built for" },
 	{ "no-encode", -EINVAL, "encode" },
 	{ "no-invalidate", -EINVAL, "invalidate" },
@@ -699,7 +707,8 @@ names(char *buf, size_t size)
 
 /* Every broken file of the test directory. */
 static const char *const broken[] = {
-	"abi-1-writer", "bad-abi", "bad-type", "load-fails", "misnamed", "newer-writer",
+	"abi-1-writer", "abi-2-filter", "abi-2-misc", "abi-2-writer",
+	"bad-abi", "bad-type", "load-fails", "misnamed", "newer-writer",
 	"no-encode", "no-entry", "no-invalidate", "short-misc", "small-filter",
 	"unversioned-filter", "upper-name",
 };
