@@ -118,16 +118,17 @@ ze_load_config(const uint8_t *buf, size_t len)
 	return torpor_filter_config_check(buf, len, 1);
 }
 
-static const struct torpor_plugin zero_elide = {
-	.name = "zero-elide",
-	.description = "example: leaves out 4 KiB blocks that are all zero",
-	.type = TORPOR_PLUGIN_FILTER,
-	.storage_needed = ze_storage_needed,
-	.save_config = ze_save_config,
-	.load_config = ze_load_config,
+static const struct torpor_filter zero_elide = {
+	.plugin = {
+		.name = "zero-elide",
+		.description = "example: leaves out 4 KiB blocks that are all zero",
+		.storage_needed = ze_storage_needed,
+		.save_config = ze_save_config,
+		.load_config = ze_load_config,
+	},
 	.max_encoded_size = ze_max_encoded_size,
 	.encode = ze_encode,
 	.decode = ze_decode,
 };
 
-TORPOR_PLUGIN_REGISTER(zero_elide)
+TORPOR_FILTER_REGISTER(zero_elide)

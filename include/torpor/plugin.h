@@ -4,20 +4,26 @@
  *
  * This header is the whole contract between the torpor core (torpord,
  * torpor, torpor-resume) and its plugins.  A plugin is a shared module
- * NAME.so that exports exactly one symbol, TORPOR_PLUGIN_ENTRY_NAME, a
- * function returning a pointer to a constant struct torpor_plugin.  Use
- * TORPOR_PLUGIN_REGISTER() to emit it: it fills in the ABI version and the
- * struct size.
+ * NAME.so of one kind, filter, writer or misc, each with a struct of its
+ * own (struct torpor_filter, struct torpor_writer, struct torpor_misc)
+ * that begins with what every kind has (struct torpor_plugin).  It exports
+ * exactly one symbol, TORPOR_PLUGIN_ENTRY_NAME, a function returning a
+ * pointer to that first member.  Use TORPOR_FILTER_REGISTER(),
+ * TORPOR_WRITER_REGISTER() or TORPOR_MISC_REGISTER() to emit it: they fill
+ * in the ABI version, the struct size and the kind.
  *
  * Compatibility rules:
- *  - fields are only ever appended to the structs below, and every struct
- *    that may grow says its size: struct torpor_plugin (struct_size), its
- *    config keys (config_key_size), and what the core hands over
- *    (torpor_host, torpor_image_info, torpor_chunk_info: struct_size);
+ *  - fields are only ever appended to the kind structs below, and every
+ *    struct that may grow says its size: the kind's struct
+ *    (plugin.struct_size), its config keys (config_key_size), and what
+ *    the core hands over (torpor_host, torpor_image_info,
+ *    torpor_chunk_info: struct_size);
  *  - the core copies min(its size, the plugin's size) of the plugin's
  *    struct and of each config key into zeroed ones, so an older writer or
- *    misc plugin (of ABI 2 or later: ABI 2 changed the layout) keeps
- *    loading and a method it lacks reads as absent;
+ *    misc plugin (of ABI 3 or later: ABI 3 split the methods by kind)
+ *    keeps loading and a method it lacks reads as absent;
+ *  - a plugin built for an older ABI is refused with a message that names
+ *    its ABI and says to rebuild it against this SDK;
  *  - a filter must match the core's ABI version exactly: a method the
  *    filter does not know about could let data bypass it, which for an
  *    encryption filter would mean plaintext on disk.
@@ -40,11 +46,11 @@
 extern "C" {
 #endif
 
-#define TORPOR_PLUGIN_ABI_VERSION 2
+#define TORPOR_PLUGIN_ABI_VERSION 3
 
-/* The oldest ABI a writer or misc plugin may speak: ABI 2 flattened the
- * methods into struct torpor_plugin, so an ABI 1 struct cannot be read. */
-#define TORPOR_PLUGIN_ABI_OLDEST 2
+/* The oldest ABI a writer or misc plugin may speak: ABI 3 gave each kind
+ * its own struct, so an ABI 2 struct cannot be read. */
+#define TORPOR_PLUGIN_ABI_OLDEST 3
 
 /* The torpor release this header comes from; a plugin records it
  * (torpor_plugin.built_for) and `torpor plugins` shows it.  The build
@@ -84,7 +90,7 @@ enum torpor_log_level {
 	TORPOR_LOG_DEBUG = 7,
 };
 
-/* What torpor_plugin.sleep_event() is told. */
+/* What torpor_misc.sleep_event() is told. */
 enum torpor_sleep_event {
 	TORPOR_SLEEP_PRE = 1,	/* before user space is frozen */
 	TORPOR_SLEEP_POST = 2,	/* after it was thawed again */
@@ -112,7 +118,7 @@ enum torpor_config_type {
 };
 
 /* An array of these ends with an entry whose name is NULL.  Its element
- * size is torpor_plugin.config_key_size (set by TORPOR_PLUGIN_REGISTER), so
+ * size is torpor_plugin.config_key_size (set by the REGISTER macros), so
  * the struct may grow. */
 struct torpor_config_key {
 	const char *name;
@@ -235,16 +241,25 @@ struct torpor_host {
 	((host)->struct_size >= offsetof(struct torpor_host, member) + \
 	 sizeof((host)->member) && (host)->member)
 
+/*
+ * What every kind of plugin has: the first member of struct torpor_filter,
+ * struct torpor_writer and struct torpor_misc, and what the entry point
+ * returns.  abi_version and struct_size stay the first two fields in every
+ * ABI, so that the core can read them from any plugin and refuse one built
+ * for another ABI with a message that says so.  Within an ABI this part
+ * never grows (a new common method is a new ABI version); the kind structs
+ * grow at their tails.
+ */
 struct torpor_plugin {
-	/* Filled by TORPOR_PLUGIN_REGISTER(). */
+	/* Filled by TORPOR_FILTER_REGISTER() and its siblings. */
 	uint32_t abi_version;
-	uint32_t struct_size;
+	uint32_t struct_size;		/* sizeof the kind's whole struct */
 	uint32_t config_key_size;	/* sizeof(struct torpor_config_key) */
+	enum torpor_plugin_type type;	/* the kind the macro registered */
 	const char *built_for;		/* TORPOR_VERSION_STRING of its SDK */
 
 	const char *name;		/* [a-z0-9-]{1,31}, = file name */
 	const char *description;	/* one line */
-	enum torpor_plugin_type type;
 
 	/* Keys of this plugin's [NAME] section, ending with a {NULL} entry;
 	 * NULL for none. */
@@ -262,12 +277,6 @@ struct torpor_plugin {
 
 	/* Optional.  Undo initialise(); finishing_cycle mirrors it. */
 	void (*cleanup)(int finishing_cycle);
-
-	/* Optional.  The stream of one image is about to start (see struct
-	 * torpor_image_info); called after initialise(1) and load_config(),
-	 * before any thread_init().  info and its binding stay valid until
-	 * cleanup(). */
-	int (*start_stream)(const struct torpor_image_info *info);
 
 	/* Optional.  Bytes of memory the plugin needs during a cycle beyond
 	 * what the core hands it (per-thread work memory counts once per
@@ -294,26 +303,19 @@ struct torpor_plugin {
 	 * bytes, including the NUL); return the length written (never more
 	 * than size - 1) or -errno. */
 	int (*print_debug_info)(char *buf, size_t size);
+};
 
-	/* ---- filters (type TORPOR_PLUGIN_FILTER) ------------------------
-	 * A filter transforms whole chunks; all of its per-chunk state lives
-	 * in the per-thread state so the core can run encode / decode on
-	 * several threads at once, each with its own state. */
+/*
+ * A filter (TORPOR_FILTER_REGISTER) transforms whole chunks; all of its
+ * per-chunk state lives in the per-thread state so the core can run encode
+ * / decode on several threads at once, each with its own state.
+ */
+struct torpor_filter {
+	struct torpor_plugin plugin;
 
 	/* Required.  Upper bound on encode()'s output for in_len input bytes.
 	 * The core sizes every buffer from it. */
 	size_t (*max_encoded_size)(size_t in_len);
-
-	/* Optional.  Create / free one thread's state (work memory,
-	 * contexts).  Called after initialise() and before cleanup().
-	 * At hibernation thread_init() runs after the snapshot (it follows
-	 * start_stream()): the core has grown its heap beforehand by
-	 * memory_needed() per state, so allocate the state with malloc()
-	 * here, in one go, within what memory_needed() declared.  encode()
-	 * and decode() run on worker threads with 512 KiB stacks: keep large
-	 * work areas in the state, not on the stack. */
-	int (*thread_init)(void **ret_state);
-	void (*thread_free)(void *state);
 
 	/* Required.  Transform in[0..in_len) into out (out_size bytes,
 	 * at least max_encoded_size(in_len)) and set *ret_len.  May be
@@ -330,16 +332,38 @@ struct torpor_plugin {
 		      const uint8_t *in, size_t in_len,
 		      uint8_t *out, size_t out_size, size_t *ret_len);
 
+	/* Optional.  The stream of one image is about to start (see struct
+	 * torpor_image_info); called after initialise(1) and load_config(),
+	 * before any thread_init().  info and its binding stay valid until
+	 * cleanup(). */
+	int (*start_stream)(const struct torpor_image_info *info);
+
+	/* Optional.  Create / free one thread's state (work memory,
+	 * contexts).  Called after initialise() and before cleanup().
+	 * At hibernation thread_init() runs after the snapshot (it follows
+	 * start_stream()): the core has grown its heap beforehand by
+	 * memory_needed() per state, so allocate the state with malloc()
+	 * here, in one go, within what memory_needed() declared.  encode()
+	 * and decode() run on worker threads with 512 KiB stacks: keep large
+	 * work areas in the state, not on the stack. */
+	int (*thread_init)(void **ret_state);
+	void (*thread_free)(void *state);
+
 	/* Optional.  Stored bytes per 1000 input bytes that this filter
 	 * expects on typical memory (a compressor: about 400-600); the core
 	 * multiplies the chain's ratios to estimate the image's stored size
 	 * before it asks the writer to reserve room.  Absent: 1000. */
 	uint32_t (*expected_ratio)(void);
+};
 
-	/* ---- writers (type TORPOR_PLUGIN_WRITER) ------------------------
-	 * The image is a header plus a data stream of framed chunks; the
-	 * writer decides where both go and how its signature points at
-	 * them.  Offsets given to read() are positions in the data stream. */
+/*
+ * A writer (TORPOR_WRITER_REGISTER) stores the image: a header plus a data
+ * stream of framed chunks; the writer decides where both go and how its
+ * signature points at them.  Offsets given to read() are positions in the
+ * data stream.
+ */
+struct torpor_writer {
+	struct torpor_plugin plugin;
 
 	/* Required.  Before anything is frozen: check that an image of
 	 * expected_bytes (data stream) fits and prepare the storage.  On
@@ -355,10 +379,6 @@ struct torpor_plugin {
 	/* Required.  After the data: write the header, sync, then write the
 	 * signature last (and sync).  Only now is the image resumable. */
 	int (*commit)(const void *header, size_t len);
-
-	/* Optional.  The cycle failed before commit: release what reserve()
-	 * and write() took and leave the storage as it was. */
-	void (*abort)(void);
 
 	/* Required.  Look for an image: 1 when a signature is present, 0 when
 	 * there is none, -errno when the storage cannot be read. */
@@ -378,9 +398,58 @@ struct torpor_plugin {
 	 * signature).  Returns 0 also when there was no image. */
 	int (*invalidate)(void);
 
+	/* Optional.  As a filter's: the stream of one image is about to
+	 * start, after the filters were told. */
+	int (*start_stream)(const struct torpor_image_info *info);
+
+	/* Optional.  After initialise(1): the most data-stream bytes that
+	 * reserve() would accept now (its own overhead, the header and the
+	 * signature, already taken off), found without changing anything on
+	 * the storage; `torpor status` compares it with the expected stored
+	 * size.  -errno when the writer cannot tell. */
+	int (*free_space)(uint64_t *ret_bytes);
+
+	/* Optional.  User space is frozen and the snapshot not yet taken:
+	 * the last moment a writer may ask a filesystem anything.  After
+	 * the snapshot the kernel keeps its own freezable threads and
+	 * workqueues frozen until the power-off, so a filesystem call that
+	 * needs one (btrfs reads its trees through such workqueues) never
+	 * returns; and anything written through a filesystem then is lost to
+	 * the resumed kernel.  A writer whose storage lies inside a
+	 * filesystem checks here that it is still where reserve() found it.
+	 * An error aborts the cycle, which thaws user space again. */
+	int (*frozen)(void);
+
+	/* Optional.  The cycle failed before commit: release what reserve()
+	 * and write() took and leave the storage as it was. */
+	void (*abort)(void);
+
+	/* Optional.  The resume side's invalidate(), once every page of the
+	 * image uuid is in the kernel: remove the signature exactly as
+	 * invalidate() does (the image is never resumed again: find() must
+	 * return 0 for what is left, and say what it is), but leave a small
+	 * "consumed image" record, with its own magic and checksum, that
+	 * names uuid and where the header lies, so that the resumed system
+	 * can read back the statistics rewrite_header() is about to leave.
+	 * The next reserve() and invalidate() clear the record.  Absent:
+	 * the core calls invalidate(). */
+	int (*consume)(const uint8_t uuid[16]);
+
 	/* Optional.  Rewrite the header in place (same length), used by the
 	 * resume side to leave its statistics for the resumed system. */
 	int (*rewrite_header)(const void *header, size_t len);
+
+	/* Optional.  After initialise(1), in the system resumed from the
+	 * image uuid (its memory is the one from before the image was
+	 * written: use only what initialise() and reserve() found): copy the
+	 * header that consume() left findable into buf (size bytes) and set
+	 * *ret_len.  -ENOENT when there is no record, -ESTALE when the
+	 * record names another image, -EBADMSG when the record or what it
+	 * points at is damaged (the core checks the header and its UUID
+	 * again).  Read the device past its page cache: the resumed kernel's
+	 * cache predates the image. */
+	int (*read_consumed)(const uint8_t uuid[16], void *buf, size_t size,
+			     size_t *ret_len);
 
 	/* Optional.  torpor-resume refused the image (corrupt, tampered,
 	 * foreign kernel, wrong key) before handing any page to the kernel.
@@ -392,8 +461,14 @@ struct torpor_plugin {
 	/* Optional.  The words of the kernel command line that locate the
 	 * image (resume=... resume_offset=...), NUL-terminated in buf. */
 	int (*resume_args)(char *buf, size_t size);
+};
 
-	/* ---- any type (misc plugins above all) --------------------------- */
+/*
+ * A misc plugin (TORPOR_MISC_REGISTER) is neither in the chain nor the
+ * image's storage: it is told about the cycle (hooks).
+ */
+struct torpor_misc {
+	struct torpor_plugin plugin;
 
 	/* Optional.  The hibernation cycle is about to freeze user space
 	 * (TORPOR_SLEEP_PRE: daemons still run), or has thawed it again
@@ -407,77 +482,40 @@ struct torpor_plugin {
 	 * aborts the cycle before anything is frozen; at POST it is only
 	 * logged. */
 	int (*sleep_event)(int event, const char *action);
-
-	/* ---- writers, appended ------------------------------------------ */
-
-	/* Optional.  After initialise(1): the most data-stream bytes that
-	 * reserve() would accept now (its own overhead, the header and the
-	 * signature, already taken off), found without changing anything on
-	 * the storage; `torpor status` compares it with the expected stored
-	 * size.  -errno when the writer cannot tell. */
-	int (*free_space)(uint64_t *ret_bytes);
-
-	/* ---- writers, appended: the resume figures read back ------------ */
-
-	/* Optional.  The resume side's invalidate(), once every page of the
-	 * image uuid is in the kernel: remove the signature exactly as
-	 * invalidate() does (the image is never resumed again: find() must
-	 * return 0 for what is left, and say what it is), but leave a small
-	 * "consumed image" record, with its own magic and checksum, that
-	 * names uuid and where the header lies, so that the resumed system
-	 * can read back the statistics rewrite_header() is about to leave.
-	 * The next reserve() and invalidate() clear the record.  Absent:
-	 * the core calls invalidate(). */
-	int (*consume)(const uint8_t uuid[16]);
-
-	/* Optional.  After initialise(1), in the system resumed from the
-	 * image uuid (its memory is the one from before the image was
-	 * written: use only what initialise() and reserve() found): copy the
-	 * header that consume() left findable into buf (size bytes) and set
-	 * *ret_len.  -ENOENT when there is no record, -ESTALE when the
-	 * record names another image, -EBADMSG when the record or what it points at is damaged
-	 * (the core checks the header and its UUID again).  Read the device
-	 * past its page cache: the resumed kernel's cache predates the
-	 * image. */
-	int (*read_consumed)(const uint8_t uuid[16], void *buf, size_t size,
-			     size_t *ret_len);
-
-	/* ---- writers, appended: the last look before the snapshot ------- */
-
-	/* Optional.  User space is frozen and the snapshot not yet taken:
-	 * the last moment a writer may ask a filesystem anything.  After
-	 * the snapshot the kernel keeps its own freezable threads and
-	 * workqueues frozen until the power-off, so a filesystem call that
-	 * needs one (btrfs reads its trees through such workqueues) never
-	 * returns; and anything written through a filesystem then is lost to
-	 * the resumed kernel.  A writer whose storage lies inside a
-	 * filesystem checks here that it is still where reserve() found it.
-	 * An error aborts the cycle, which thaws user space again. */
-	int (*frozen)(void);
 };
 
-/* The entry point's type. */
+/* The entry point's type: it returns the plugin member of the kind's
+ * struct. */
 typedef const struct torpor_plugin *(*torpor_plugin_entry_fn)(void);
 
 /*
- * Emit the entry point for a `static const struct torpor_plugin` named
- * var.  The version and size are set here so that a plugin cannot get them
- * wrong.
+ * Emit the entry point for a `static const struct KIND` named var, KIND
+ * being torpor_filter, torpor_writer or torpor_misc.  The version, the
+ * sizes and the kind are set here so that a plugin cannot get them wrong.
  */
-#define TORPOR_PLUGIN_REGISTER(var)					\
+#define TORPOR_PLUGIN_ENTRY_(kind, var, kind_type)			\
 	__attribute__((visibility("default")))				\
 	const struct torpor_plugin *torpor_plugin_entry(void);		\
 	__attribute__((visibility("default")))				\
 	const struct torpor_plugin *torpor_plugin_entry(void)		\
 	{								\
-		static struct torpor_plugin p;				\
+		static struct kind p;					\
 		p = (var);						\
-		p.abi_version = TORPOR_PLUGIN_ABI_VERSION;		\
-		p.struct_size = sizeof(struct torpor_plugin);		\
-		p.config_key_size = sizeof(struct torpor_config_key);	\
-		p.built_for = TORPOR_VERSION_STRING;			\
-		return &p;						\
+		p.plugin.abi_version = TORPOR_PLUGIN_ABI_VERSION;	\
+		p.plugin.struct_size = sizeof(struct kind);		\
+		p.plugin.config_key_size =				\
+			sizeof(struct torpor_config_key);		\
+		p.plugin.type = (kind_type);				\
+		p.plugin.built_for = TORPOR_VERSION_STRING;		\
+		return &p.plugin;					\
 	}
+
+#define TORPOR_FILTER_REGISTER(var) \
+	TORPOR_PLUGIN_ENTRY_(torpor_filter, var, TORPOR_PLUGIN_FILTER)
+#define TORPOR_WRITER_REGISTER(var) \
+	TORPOR_PLUGIN_ENTRY_(torpor_writer, var, TORPOR_PLUGIN_WRITER)
+#define TORPOR_MISC_REGISTER(var) \
+	TORPOR_PLUGIN_ENTRY_(torpor_misc, var, TORPOR_PLUGIN_MISC)
 
 #ifdef __cplusplus
 }

@@ -308,25 +308,26 @@ bad:
 	return -EBADMSG;
 }
 
-static const struct torpor_plugin checksum_plugin = {
-	.name = NAME,
-	.description = "appends a crc32c or sha256 digest to each chunk; "
-		       "first in the chain it covers the plaintext pages",
-	.type = TORPOR_PLUGIN_FILTER,
-	.config_keys = checksum_config_keys,
-	.load = checksum_load,
-	.unload = checksum_unload,
-	.initialise = checksum_initialise,
-	.cleanup = checksum_cleanup,
+static const struct torpor_filter checksum_plugin = {
+	.plugin = {
+		.name = NAME,
+		.description = "appends a crc32c or sha256 digest to each chunk; "
+			       "first in the chain it covers the plaintext pages",
+		.config_keys = checksum_config_keys,
+		.load = checksum_load,
+		.unload = checksum_unload,
+		.initialise = checksum_initialise,
+		.cleanup = checksum_cleanup,
+		.memory_needed = checksum_memory_needed,
+		.storage_needed = checksum_storage_needed,
+		.save_config = checksum_save_config,
+		.load_config = checksum_load_config,
+		.print_debug_info = checksum_print_debug_info,
+	},
 	.start_stream = checksum_start_stream,
-	.memory_needed = checksum_memory_needed,
-	.storage_needed = checksum_storage_needed,
-	.save_config = checksum_save_config,
-	.load_config = checksum_load_config,
-	.print_debug_info = checksum_print_debug_info,
 	.max_encoded_size = checksum_max_encoded_size,
 	.encode = checksum_encode,
 	.decode = checksum_decode,
 };
 
-TORPOR_PLUGIN_REGISTER(checksum_plugin)
+TORPOR_FILTER_REGISTER(checksum_plugin)

@@ -863,21 +863,22 @@ crypt_decode(void *state, const struct torpor_chunk_info *info,
 	return 0;
 }
 
-static const struct torpor_plugin crypt_plugin = {
-	.name = NAME,
-	.description = "AES-256-GCM authenticated encryption, sealed for a public key or a key file",
-	.type = TORPOR_PLUGIN_FILTER,
-	.config_keys = crypt_keys,
-	.load = crypt_load,
-	.unload = crypt_unload,
-	.initialise = crypt_initialise,
-	.cleanup = crypt_cleanup,
+static const struct torpor_filter crypt_plugin = {
+	.plugin = {
+		.name = NAME,
+		.description = "AES-256-GCM authenticated encryption, sealed for a public key or a key file",
+		.config_keys = crypt_keys,
+		.load = crypt_load,
+		.unload = crypt_unload,
+		.initialise = crypt_initialise,
+		.cleanup = crypt_cleanup,
+		.memory_needed = crypt_memory_needed,
+		.storage_needed = crypt_storage_needed,
+		.save_config = crypt_save_config,
+		.load_config = crypt_load_config,
+		.print_debug_info = crypt_print_debug_info,
+	},
 	.start_stream = crypt_start_stream,
-	.memory_needed = crypt_memory_needed,
-	.storage_needed = crypt_storage_needed,
-	.save_config = crypt_save_config,
-	.load_config = crypt_load_config,
-	.print_debug_info = crypt_print_debug_info,
 	.max_encoded_size = crypt_max_encoded_size,
 	.thread_init = crypt_thread_init,
 	.thread_free = crypt_thread_free,
@@ -885,4 +886,4 @@ static const struct torpor_plugin crypt_plugin = {
 	.decode = crypt_decode,
 };
 
-TORPOR_PLUGIN_REGISTER(crypt_plugin)
+TORPOR_FILTER_REGISTER(crypt_plugin)

@@ -682,19 +682,20 @@ file_unload(void)
 	file_cleanup(1);
 }
 
-static const struct torpor_plugin file_plugin = {
-	.name = "file",
-	.description = "writes the image into a preallocated file, through the block device under it",
-	.type = TORPOR_PLUGIN_WRITER,
-	.config_keys = file_keys,
-	.load = file_load,
-	.unload = file_unload,
-	.initialise = file_initialise,
-	.cleanup = file_cleanup,
-	.storage_needed = file_storage_needed,
-	.save_config = file_save_config,
-	.load_config = file_load_config,
-	.print_debug_info = file_print_debug_info,
+static const struct torpor_writer file_plugin = {
+	.plugin = {
+		.name = "file",
+		.description = "writes the image into a preallocated file, through the block device under it",
+		.config_keys = file_keys,
+		.load = file_load,
+		.unload = file_unload,
+		.initialise = file_initialise,
+		.cleanup = file_cleanup,
+		.storage_needed = file_storage_needed,
+		.save_config = file_save_config,
+		.load_config = file_load_config,
+		.print_debug_info = file_print_debug_info,
+	},
 	.reserve = file_reserve,
 	.write = file_write,
 	.commit = file_commit,
@@ -711,4 +712,4 @@ static const struct torpor_plugin file_plugin = {
 	.frozen = file_frozen,
 };
 
-TORPOR_PLUGIN_REGISTER(file_plugin)
+TORPOR_WRITER_REGISTER(file_plugin)

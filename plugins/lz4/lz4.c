@@ -206,19 +206,20 @@ lz4_expected_ratio(void)
 	return 600;
 }
 
-static const struct torpor_plugin lz4_plugin = {
-	.name = NAME,
-	.description = "LZ4 compression: fast, fastest to decompress at resume; [lz4] acceleration=",
-	.config_keys = lz4_config_keys,
-	.type = TORPOR_PLUGIN_FILTER,
-	.load = lz4_load,
-	.unload = lz4_unload,
-	.initialise = lz4_initialise,
-	.memory_needed = lz4_memory_needed,
-	.storage_needed = torpor_filter_version_storage,
-	.save_config = torpor_filter_save_version,
-	.load_config = torpor_filter_load_version,
-	.print_debug_info = lz4_print_debug_info,
+static const struct torpor_filter lz4_plugin = {
+	.plugin = {
+		.name = NAME,
+		.description = "LZ4 compression: fast, fastest to decompress at resume; [lz4] acceleration=",
+		.config_keys = lz4_config_keys,
+		.load = lz4_load,
+		.unload = lz4_unload,
+		.initialise = lz4_initialise,
+		.memory_needed = lz4_memory_needed,
+		.storage_needed = torpor_filter_version_storage,
+		.save_config = torpor_filter_save_version,
+		.load_config = torpor_filter_load_version,
+		.print_debug_info = lz4_print_debug_info,
+	},
 	.max_encoded_size = lz4_max_encoded_size,
 	.expected_ratio = lz4_expected_ratio,
 	.thread_init = lz4_thread_init,
@@ -227,4 +228,4 @@ static const struct torpor_plugin lz4_plugin = {
 	.decode = lz4_decode,
 };
 
-TORPOR_PLUGIN_REGISTER(lz4_plugin)
+TORPOR_FILTER_REGISTER(lz4_plugin)

@@ -328,18 +328,19 @@ lzo_expected_ratio(void)
 	return 600;
 }
 
-static const struct torpor_plugin lzo_plugin = {
-	.name = NAME,
-	.description = "LZO1X-1 compression: fastest, moderate ratio",
-	.type = TORPOR_PLUGIN_FILTER,
-	.load = lzo_load,
-	.unload = lzo_unload,
-	.initialise = lzo_initialise,
-	.memory_needed = lzo_memory_needed,
-	.storage_needed = torpor_filter_version_storage,
-	.save_config = lzo_save_config,
-	.load_config = lzo_load_config,
-	.print_debug_info = lzo_print_debug_info,
+static const struct torpor_filter lzo_plugin = {
+	.plugin = {
+		.name = NAME,
+		.description = "LZO1X-1 compression: fastest, moderate ratio",
+		.load = lzo_load,
+		.unload = lzo_unload,
+		.initialise = lzo_initialise,
+		.memory_needed = lzo_memory_needed,
+		.storage_needed = torpor_filter_version_storage,
+		.save_config = lzo_save_config,
+		.load_config = lzo_load_config,
+		.print_debug_info = lzo_print_debug_info,
+	},
 	.max_encoded_size = lzo_max_encoded_size,
 	.expected_ratio = lzo_expected_ratio,
 	.thread_init = lzo_thread_init,
@@ -348,4 +349,4 @@ static const struct torpor_plugin lzo_plugin = {
 	.decode = lzo_decode,
 };
 
-TORPOR_PLUGIN_REGISTER(lzo_plugin)
+TORPOR_FILTER_REGISTER(lzo_plugin)

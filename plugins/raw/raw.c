@@ -626,15 +626,16 @@ raw_load(const struct torpor_host *h)
 	return 0;
 }
 
-static const struct torpor_plugin raw_plugin = {
-	.name = NAME,
-	.description = "writes the image to a dedicated block device",
-	.type = TORPOR_PLUGIN_WRITER,
-	.config_keys = raw_keys,
-	.load = raw_load,
-	.initialise = raw_initialise,
-	.cleanup = raw_cleanup,
-	.print_debug_info = raw_print_debug_info,
+static const struct torpor_writer raw_plugin = {
+	.plugin = {
+		.name = NAME,
+		.description = "writes the image to a dedicated block device",
+		.config_keys = raw_keys,
+		.load = raw_load,
+		.initialise = raw_initialise,
+		.cleanup = raw_cleanup,
+		.print_debug_info = raw_print_debug_info,
+	},
 	.reserve = raw_reserve,
 	.write = raw_write,
 	.commit = raw_commit,
@@ -650,4 +651,4 @@ static const struct torpor_plugin raw_plugin = {
 	.read_consumed = raw_read_consumed,
 };
 
-TORPOR_PLUGIN_REGISTER(raw_plugin)
+TORPOR_WRITER_REGISTER(raw_plugin)

@@ -234,14 +234,15 @@ sleep_hooks_print_debug_info(char *buf, size_t size)
 				   dir ? dir : "(unset)");
 }
 
-static const struct torpor_plugin sleep_hooks_plugin = {
-	.name = NAME,
-	.description = "runs the system-sleep hooks before and after a hibernation, as systemd-sleep does",
-	.type = TORPOR_PLUGIN_MISC,
-	.config_keys = sleep_hooks_keys,
-	.load = sleep_hooks_load,
-	.print_debug_info = sleep_hooks_print_debug_info,
+static const struct torpor_misc sleep_hooks_plugin = {
+	.plugin = {
+		.name = NAME,
+		.description = "runs the system-sleep hooks before and after a hibernation, as systemd-sleep does",
+		.config_keys = sleep_hooks_keys,
+		.load = sleep_hooks_load,
+		.print_debug_info = sleep_hooks_print_debug_info,
+	},
 	.sleep_event = sleep_hooks_event,
 };
 
-TORPOR_PLUGIN_REGISTER(sleep_hooks_plugin)
+TORPOR_MISC_REGISTER(sleep_hooks_plugin)

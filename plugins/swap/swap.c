@@ -1214,19 +1214,20 @@ swap_unload(void)
 	swap_cleanup(1);
 }
 
-static const struct torpor_plugin swap_plugin = {
-	.name = "swap",
-	.description = "writes the image to a swap partition or swap file, keeping the swap area intact",
-	.type = TORPOR_PLUGIN_WRITER,
-	.config_keys = swap_keys,
-	.load = swap_load,
-	.unload = swap_unload,
-	.initialise = swap_initialise,
-	.cleanup = swap_cleanup,
-	.storage_needed = swap_storage_needed,
-	.save_config = swap_save_config,
-	.load_config = swap_load_config,
-	.print_debug_info = swap_print_debug_info,
+static const struct torpor_writer swap_plugin = {
+	.plugin = {
+		.name = "swap",
+		.description = "writes the image to a swap partition or swap file, keeping the swap area intact",
+		.config_keys = swap_keys,
+		.load = swap_load,
+		.unload = swap_unload,
+		.initialise = swap_initialise,
+		.cleanup = swap_cleanup,
+		.storage_needed = swap_storage_needed,
+		.save_config = swap_save_config,
+		.load_config = swap_load_config,
+		.print_debug_info = swap_print_debug_info,
+	},
 	.reserve = swap_reserve,
 	.write = swap_write,
 	.commit = swap_commit,
@@ -1243,4 +1244,4 @@ static const struct torpor_plugin swap_plugin = {
 	.read_consumed = swap_read_consumed,
 };
 
-TORPOR_PLUGIN_REGISTER(swap_plugin)
+TORPOR_WRITER_REGISTER(swap_plugin)

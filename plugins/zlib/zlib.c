@@ -301,20 +301,21 @@ zlib_expected_ratio(void)
 	return 600;
 }
 
-static const struct torpor_plugin zlib_plugin = {
-	.name = NAME,
-	.description = "deflate compression (zlib): smaller, slower; [zlib] level=",
-	.type = TORPOR_PLUGIN_FILTER,
-	.config_keys = zlib_config_keys,
-	.load = zlib_load,
-	.unload = zlib_unload,
-	.initialise = zlib_initialise,
-	.cleanup = zlib_cleanup,
-	.memory_needed = zlib_memory_needed,
-	.storage_needed = zlib_storage_needed,
-	.save_config = zlib_save_config,
-	.load_config = zlib_load_config,
-	.print_debug_info = zlib_print_debug_info,
+static const struct torpor_filter zlib_plugin = {
+	.plugin = {
+		.name = NAME,
+		.description = "deflate compression (zlib): smaller, slower; [zlib] level=",
+		.config_keys = zlib_config_keys,
+		.load = zlib_load,
+		.unload = zlib_unload,
+		.initialise = zlib_initialise,
+		.cleanup = zlib_cleanup,
+		.memory_needed = zlib_memory_needed,
+		.storage_needed = zlib_storage_needed,
+		.save_config = zlib_save_config,
+		.load_config = zlib_load_config,
+		.print_debug_info = zlib_print_debug_info,
+	},
 	.max_encoded_size = zlib_max_encoded_size,
 	.expected_ratio = zlib_expected_ratio,
 	.thread_init = zlib_thread_init,
@@ -323,4 +324,4 @@ static const struct torpor_plugin zlib_plugin = {
 	.decode = zlib_decode,
 };
 
-TORPOR_PLUGIN_REGISTER(zlib_plugin)
+TORPOR_FILTER_REGISTER(zlib_plugin)

@@ -85,7 +85,7 @@ now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static const struct torpor_plugin *
+static const struct torpor_filter *
 load(const char *dir, const char *name)
 {
 	torpor_plugin_entry_fn entry;
@@ -105,7 +105,7 @@ load(const char *dir, const char *name)
 		exit(1);
 	if (p->initialise && p->initialise(1) < 0)
 		exit(1);
-	return p;
+	return (const struct torpor_filter *)p;
 }
 
 struct run {
@@ -114,7 +114,7 @@ struct run {
 };
 
 static struct run
-run_chain(const struct torpor_plugin *lzo, const struct torpor_plugin *crypt,
+run_chain(const struct torpor_filter *lzo, const struct torpor_filter *crypt,
 	  const uint8_t *image, uint64_t chunks, uint8_t *mid, size_t mid_size,
 	  uint8_t *out, size_t out_size)
 {
@@ -189,7 +189,7 @@ aead_speed(const char *name, int algo, int mode)
 int
 main(int argc, char **argv)
 {
-	const struct torpor_plugin *lzo, *crypt;
+	const struct torpor_filter *lzo, *crypt;
 	uint64_t pages, chunks;
 	uint8_t *image, *mid, *out, uuid[16] = { 0 }, salt[16] = { 0 }, k[32];
 	struct run best_l = { 1e9, 0 }, best_c = { 1e9, 0 };

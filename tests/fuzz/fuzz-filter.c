@@ -36,6 +36,7 @@
 #define FUZZ_CHUNKS 50		/* in the image: sequences 0-49 */
 
 static const struct torpor_plugin *plugin;
+static const struct torpor_filter *filter;	/* the struct plugin begins */
 static void *state;
 static struct registry reg;
 static struct plugin_entry entry_in_reg;
@@ -101,16 +102,17 @@ set_up(void)
 	entry = (const struct torpor_plugin *(*)(void))dlsym(h, TORPOR_PLUGIN_ENTRY_NAME);
 	if (!entry || !(plugin = entry()) || plugin->type != TORPOR_PLUGIN_FILTER)
 		abort();
+	filter = (const struct torpor_filter *)plugin;
 	/* The host finds a plugin's key declarations in the registry. */
 	registry_init(&reg);
-	entry_in_reg.ops = *plugin;
+	entry_in_reg.filter = *filter;
 	if (registry_register(&reg, &entry_in_reg) < 0)
 		abort();
 	host_set_registry(&reg);
 	if ((plugin->load && plugin->load(host_get()) < 0) ||
 	    (plugin->initialise && plugin->initialise(1) < 0) ||
-	    (plugin->start_stream && plugin->start_stream(&info) < 0) ||
-	    (plugin->thread_init && plugin->thread_init(&state) < 0))
+	    (filter->start_stream && filter->start_stream(&info) < 0) ||
+	    (filter->thread_init && filter->thread_init(&state) < 0))
 		abort();
 }
 
@@ -136,7 +138,7 @@ decode_stored(const struct torpor_chunk_info *info, const uint8_t *in,
 	if (!copy || !out)
 		abort();
 	memcpy(copy, in, len);
-	r = plugin->decode(state, info, copy, len, out, FUZZ_RAW_MAX, &out_len);
+	r = filter->decode(state, info, copy, len, out, FUZZ_RAW_MAX, &out_len);
 	if (r == 0 && out_len > FUZZ_RAW_MAX)
 		abort();
 	if (r > 0)
@@ -161,15 +163,15 @@ round_trip(const struct torpor_chunk_info *fuzzed, const uint8_t *in,
 		len = FUZZ_RAW_MAX;
 	ci.sequence %= FUZZ_CHUNKS;
 	ci.flags = ci.sequence + 1 == FUZZ_CHUNKS ? TORPOR_CHUNK_LAST : 0;
-	bound = plugin->max_encoded_size(len);
+	bound = filter->max_encoded_size(len);
 	enc = malloc(bound ? bound : 1);
 	dec = malloc(FUZZ_RAW_MAX);
 	if (!enc || !dec)
 		abort();
-	if (plugin->encode(state, info, in, len, enc, bound, &enc_len) < 0 ||
+	if (filter->encode(state, info, in, len, enc, bound, &enc_len) < 0 ||
 	    enc_len > bound)
 		abort();
-	if (plugin->decode(state, info, enc, enc_len, dec, FUZZ_RAW_MAX,
+	if (filter->decode(state, info, enc, enc_len, dec, FUZZ_RAW_MAX,
 			   &dec_len) < 0 ||
 	    dec_len != len || memcmp(dec, in, len) != 0)
 		abort();
@@ -237,7 +239,7 @@ fuzz_seed(unsigned int i, uint8_t *buf, size_t size)
 	buf[3] = (uint8_t)(i % FUZZ_CHUNK_PAGES);
 	chunk_info(buf, &info);
 	sample_pages(i % 4, pages, info.raw_len);
-	if (plugin->encode(state, &info, pages, info.raw_len,
+	if (filter->encode(state, &info, pages, info.raw_len,
 			   buf + FUZZ_INFO_SIZE, size - FUZZ_INFO_SIZE, &len) < 0)
 		abort();
 	return FUZZ_INFO_SIZE + len;

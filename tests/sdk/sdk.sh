@@ -56,6 +56,12 @@ PLUGINDIR=$(with_sdk pkg-config --variable=plugindir torpor-plugin)
 case "$PLUGINDIR" in "$ROOT"/*) ;; *) PLUGINDIR="$ROOT$PLUGINDIR" ;; esac
 [ -f "$PLUGINDIR/raw.so" ] ||
 	fail "plugindir=$PLUGINDIR (torpor-plugin.pc): no installed plugins"
+# The ABI the headers describe, as a build system can ask for it.
+abi=$(with_sdk pkg-config --variable=abi_version torpor-plugin)
+abi_h=$(sed -n 's/^#define TORPOR_PLUGIN_ABI_VERSION \([0-9]*\)$/\1/p' \
+	"$SRC/include/torpor/plugin.h")
+[ -n "$abi" ] && [ "$abi" = "$abi_h" ] ||
+	fail "torpor-plugin.pc: abi_version=$abi, the header says $abi_h"
 
 # check_sources DEPFILE DIR: the compiler read torpor's headers from the
 # installed tree only, and nothing of the source tree outside DIR.
@@ -116,7 +122,7 @@ example() {
 	write_config "sim:4096" ""
 	t_run list torpor plugins
 	expect_rc 0 "example: torpor plugins"
-	expect_out "^zero-elide +filter +abi 2 " "example: torpor plugins"
+	expect_out "^zero-elide +filter +abi $abi " "example: torpor plugins"
 	for n in lzo lz4 zlib; do
 		if built "$n"; then
 			cycle "zero-elide $n"
@@ -142,7 +148,7 @@ example() {
 	expect_rc 0 "example: make"
 	PLUGINDIR_OVERRIDE="$WORK/make"
 	t_run list torpor plugins
-	expect_out "^zero-elide +filter +abi 2 " \
+	expect_out "^zero-elide +filter +abi $abi " \
 		"example: the Makefile's build loads"
 }
 
@@ -192,7 +198,7 @@ filters() {
 	t_run list torpor plugins
 	expect_rc 0 "torpor plugins"
 	for n in $built; do
-		expect_out "^$n +filter +abi 2 " "$n: loads"
+		expect_out "^$n +filter +abi $abi " "$n: loads"
 	done
 	grep -q refused "$ERR" && fail "the loader refused a plugin"
 	for n in $built; do

@@ -169,55 +169,81 @@ out:
 	return r;
 }
 
-/* The end of member m of struct torpor_plugin. */
-#define PLUGIN_END(m) \
-	(offsetof(struct torpor_plugin, m) + \
-	 sizeof(((struct torpor_plugin *)0)->m))
+/* The end of member m of struct kind. */
+#define KIND_END(kind, m) \
+	(offsetof(struct kind, m) + sizeof(((struct kind *)0)->m))
+
+/* Copy n bytes, at most the core's size of the struct, into dst. */
+#define COPY_KIND(dst, src, n) \
+	memcpy(&(dst), (src), (n) < sizeof(dst) ? (n) : sizeof(dst))
 
 /*
- * The smallest struct a plugin of its type may hand over: up to the last
- * method its type requires (decode for a filter, invalidate for a writer),
- * or up to `type` for misc.  Later optional methods of a shorter struct
- * read as NULL.
+ * Copy the struct that p begins, of the kind p->type says, into e: as much
+ * of it as both sides know; the rest stays zero (absent).
+ */
+static void
+copy_kind(struct plugin_entry *e, const struct torpor_plugin *p)
+{
+	switch (p->type) {
+	case TORPOR_PLUGIN_FILTER:
+		COPY_KIND(e->filter, p, p->struct_size);
+		break;
+	case TORPOR_PLUGIN_WRITER:
+		COPY_KIND(e->writer, p, p->struct_size);
+		break;
+	case TORPOR_PLUGIN_MISC:
+		COPY_KIND(e->misc, p, p->struct_size);
+		break;
+	}
+}
+
+/*
+ * The smallest struct a plugin of its kind may hand over: up to the last
+ * method its kind requires (decode for a filter, invalidate for a writer),
+ * or what every kind has for misc.  Later optional methods of a shorter
+ * struct read as NULL.
  */
 static size_t
 min_struct_size(enum torpor_plugin_type type)
 {
 	switch (type) {
 	case TORPOR_PLUGIN_FILTER:
-		return PLUGIN_END(decode);
+		return KIND_END(torpor_filter, decode);
 	case TORPOR_PLUGIN_WRITER:
-		return PLUGIN_END(invalidate);
+		return KIND_END(torpor_writer, invalidate);
 	default:
-		return PLUGIN_END(type);
+		return sizeof(struct torpor_plugin);
 	}
 }
 
-/* Which required method is missing, or NULL when none is. */
+/* Which required method of e's kind is missing, or NULL when none is. */
 static const char *
-missing_method(const struct torpor_plugin *p)
+missing_method(const struct plugin_entry *e)
 {
-	if (p->type == TORPOR_PLUGIN_FILTER) {
-		if (!p->max_encoded_size)
+	const struct torpor_filter *f = &e->filter;
+	const struct torpor_writer *w = &e->writer;
+
+	if (e->ops.type == TORPOR_PLUGIN_FILTER) {
+		if (!f->max_encoded_size)
 			return "max_encoded_size";
-		if (!p->encode)
+		if (!f->encode)
 			return "encode";
-		if (!p->decode)
+		if (!f->decode)
 			return "decode";
-	} else if (p->type == TORPOR_PLUGIN_WRITER) {
-		if (!p->reserve)
+	} else if (e->ops.type == TORPOR_PLUGIN_WRITER) {
+		if (!w->reserve)
 			return "reserve";
-		if (!p->write)
+		if (!w->write)
 			return "write";
-		if (!p->commit)
+		if (!w->commit)
 			return "commit";
-		if (!p->find)
+		if (!w->find)
 			return "find";
-		if (!p->read_header)
+		if (!w->read_header)
 			return "read_header";
-		if (!p->read)
+		if (!w->read)
 			return "read";
-		if (!p->invalidate)
+		if (!w->invalidate)
 			return "invalidate";
 	}
 	return NULL;
@@ -267,23 +293,25 @@ copy_config_keys(struct torpor_plugin *ops, const char *path, int level,
 	return 0;
 }
 
-/* The checks of the plugin's header fields: version, size, type. */
+/* The checks of what every kind has: version, size, kind. */
 static int
 check_declaration(const struct torpor_plugin *p, const char *path, int level)
 {
 	int type;
 
+	/* Only abi_version, which every ABI puts first, is read before the
+	 * version is known to be this one. */
 	if (p->abi_version < TORPOR_PLUGIN_ABI_OLDEST)
 		return refuse(level, path, -EPROTO,
-			      "ABI version %u is too old (this core speaks %d to %d): rebuild it against torpor %s",
-			      p->abi_version, TORPOR_PLUGIN_ABI_OLDEST,
-			      TORPOR_PLUGIN_ABI_VERSION, TORPOR_VERSION_STRING);
+			      "built for plugin ABI %u; this torpor loads ABI %d: rebuild it against torpor-plugin %s",
+			      p->abi_version, TORPOR_PLUGIN_ABI_VERSION,
+			      TORPOR_VERSION_STRING);
 	if (p->abi_version > TORPOR_PLUGIN_ABI_VERSION)
 		return refuse(level, path, -EPROTO,
-			      "ABI version %u is not supported (this core speaks %d)",
+			      "built for plugin ABI %u, newer than this torpor's ABI %d",
 			      p->abi_version, TORPOR_PLUGIN_ABI_VERSION);
 	/* type is needed to know how big the struct must be. */
-	if (p->struct_size < min_struct_size(TORPOR_PLUGIN_MISC))
+	if (p->struct_size < sizeof(struct torpor_plugin))
 		return refuse(level, path, -EINVAL,
 			      "plugin struct too small (%u bytes)", p->struct_size);
 	type = (int)p->type;
@@ -306,47 +334,40 @@ check_declaration(const struct torpor_plugin *p, const char *path, int level)
 }
 
 /*
- * Check the plugin's declaration and copy it into e (ops and config keys).
- * Only the first two fields are read before struct_size says how much more
- * there is.
+ * Check the plugin's declaration and copy the struct of its kind into e
+ * (with its config keys).  Only the first fields are read before
+ * struct_size says how much more there is.
  */
 static int
 check_plugin(const struct torpor_plugin *p, const char *name,
 	     const char *path, int level, struct plugin_entry *e)
 {
-	struct torpor_plugin ops;
 	const char *missing;
 	int r;
 
 	r = check_declaration(p, path, level);
 	if (r < 0)
 		return r;
-	memset(&ops, 0, sizeof(ops));
-	memcpy(&ops, p, p->struct_size < sizeof(ops) ? p->struct_size :
-	       sizeof(ops));
+	copy_kind(e, p);
 
-	if (!ops.name)
+	if (!e->ops.name)
 		return refuse(level, path, -EINVAL, "the plugin has no name");
-	if (!(ops.name && plugin_name_valid(ops.name, strlen(ops.name))))
+	if (!plugin_name_valid(e->ops.name, strlen(e->ops.name)))
 		return refuse(level, path, -EINVAL,
 			      "invalid plugin name '%.64s' (allowed: [a-z0-9-]{1,%d})",
-			      ops.name, TORPOR_PLUGIN_NAME_MAX);
-	if (strcmp(ops.name, name) != 0)
+			      e->ops.name, TORPOR_PLUGIN_NAME_MAX);
+	if (strcmp(e->ops.name, name) != 0)
 		return refuse(level, path, -EINVAL,
 			      "the plugin calls itself '%s', its file is named '%s'",
-			      ops.name, name);
-	if (ops.type == TORPOR_PLUGIN_FILTER && !ops.built_for)
+			      e->ops.name, name);
+	if (e->ops.type == TORPOR_PLUGIN_FILTER && !e->ops.built_for)
 		return refuse(level, path, -EPROTO,
-			      "the filter does not say which torpor it was built for (use TORPOR_PLUGIN_REGISTER)");
-	missing = missing_method(&ops);
+			      "the filter does not say which torpor it was built for (use TORPOR_FILTER_REGISTER)");
+	missing = missing_method(e);
 	if (missing)
 		return refuse(level, path, -EINVAL,
 			      "required method %s is missing", missing);
-	r = copy_config_keys(&ops, path, level, &e->keys);
-	if (r < 0)
-		return r;
-	e->ops = ops;
-	return 0;
+	return copy_config_keys(&e->ops, path, level, &e->keys);
 }
 
 static void

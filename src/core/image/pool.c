@@ -151,7 +151,7 @@ pool_threads_within(const struct chain *c, unsigned threads, uint64_t fixed,
 
 /*
  * The filter states are made once the image exists (thread_init() comes
- * after start_stream() in ABI 2, and crypt draws its key there), with the
+ * after start_stream() since ABI 2, and crypt draws its key there), with the
  * plugins' own malloc().  So that they find memory that is already there,
  * touched and (under mlockall) locked, the heap grows now by what the
  * filters declared (memory_needed() per state, and some room for malloc's

@@ -8,6 +8,16 @@
 #include "names.h"
 #include "plugin-call.h"
 
+/* Method m of e's kind struct, or NULL when e is of another kind: the
+ * kind structs share their storage in plugin_entry, so a writer's field
+ * must never be read as a filter's. */
+#define FILTER_METHOD(e, m) \
+	((e)->ops.type == TORPOR_PLUGIN_FILTER ? (e)->filter.m : NULL)
+#define WRITER_METHOD(e, m) \
+	((e)->ops.type == TORPOR_PLUGIN_WRITER ? (e)->writer.m : NULL)
+#define MISC_METHOD(e, m) \
+	((e)->ops.type == TORPOR_PLUGIN_MISC ? (e)->misc.m : NULL)
+
 static const char *
 name_of(const struct plugin_entry *e)
 {
@@ -70,7 +80,10 @@ int
 plugin_start_stream(const struct plugin_entry *e,
 		    const struct torpor_image_info *info)
 {
-	int r = e->ops.start_stream ? e->ops.start_stream(info) : 0;
+	int (*fn)(const struct torpor_image_info *info) =
+		FILTER_METHOD(e, start_stream) ? e->filter.start_stream :
+						 WRITER_METHOD(e, start_stream);
+	int r = fn ? fn(info) : 0;
 
 	return r < 0 ? failed(e, "start_stream", r,
 			      "could not start the image stream") : 0;
@@ -130,13 +143,15 @@ plugin_print_debug_info(const struct plugin_entry *e, char *buf, size_t size)
 size_t
 plugin_max_encoded_size(const struct plugin_entry *e, size_t in_len)
 {
-	return e->ops.max_encoded_size ? e->ops.max_encoded_size(in_len) : 0;
+	return FILTER_METHOD(e, max_encoded_size) ?
+	       e->filter.max_encoded_size(in_len) : 0;
 }
 
 uint32_t
 plugin_expected_ratio(const struct plugin_entry *e)
 {
-	return e->ops.expected_ratio ? e->ops.expected_ratio() : 1000;
+	return FILTER_METHOD(e, expected_ratio) ?
+	       e->filter.expected_ratio() : 1000;
 }
 
 int
@@ -145,17 +160,17 @@ plugin_thread_init(const struct plugin_entry *e, void **ret_state)
 	int r;
 
 	*ret_state = NULL;
-	if (!e->ops.thread_init)
+	if (!FILTER_METHOD(e, thread_init))
 		return 0;
-	r = e->ops.thread_init(ret_state);
+	r = e->filter.thread_init(ret_state);
 	return r < 0 ? failed(e, "thread_init", r, "could not set up a thread") : 0;
 }
 
 void
 plugin_thread_free(const struct plugin_entry *e, void *state)
 {
-	if (e->ops.thread_free && state)
-		e->ops.thread_free(state);
+	if (FILTER_METHOD(e, thread_free) && state)
+		e->filter.thread_free(state);
 }
 
 typedef int (*chunk_method)(void *state, const struct torpor_chunk_info *info,
@@ -170,7 +185,8 @@ run_chunk(const struct plugin_entry *e, bool encode, void *state,
 	  const struct torpor_chunk_info *info, const uint8_t *in,
 	  size_t in_len, uint8_t *out, size_t out_size, size_t *ret_len)
 {
-	chunk_method fn = encode ? e->ops.encode : e->ops.decode;
+	chunk_method fn = encode ? FILTER_METHOD(e, encode) :
+				   FILTER_METHOD(e, decode);
 	const char *method = encode ? "encode" : "decode";
 	size_t len = 0;
 	int r;
@@ -220,9 +236,9 @@ plugin_reserve(const struct plugin_entry *e, uint64_t expected_bytes)
 {
 	int r;
 
-	if (!e->ops.reserve)
+	if (!WRITER_METHOD(e, reserve))
 		return missing(e, "reserve");
-	r = e->ops.reserve(expected_bytes);
+	r = e->writer.reserve(expected_bytes);
 	if (r < 0 && r != -ENOSPC)
 		return failed(e, "reserve", r, "could not reserve %llu MiB",
 			      (unsigned long long)(expected_bytes >> 20));
@@ -234,9 +250,9 @@ plugin_write(const struct plugin_entry *e, const void *buf, size_t len)
 {
 	int r;
 
-	if (!e->ops.write)
+	if (!WRITER_METHOD(e, write))
 		return missing(e, "write");
-	r = e->ops.write(buf, len);
+	r = e->writer.write(buf, len);
 	return r < 0 ? failed(e, "write", r, "could not write %zu bytes",
 			      len) : 0;
 }
@@ -246,17 +262,17 @@ plugin_commit(const struct plugin_entry *e, const void *header, size_t len)
 {
 	int r;
 
-	if (!e->ops.commit)
+	if (!WRITER_METHOD(e, commit))
 		return missing(e, "commit");
-	r = e->ops.commit(header, len);
+	r = e->writer.commit(header, len);
 	return r < 0 ? failed(e, "commit", r, "could not commit the image") : 0;
 }
 
 void
 plugin_abort(const struct plugin_entry *e)
 {
-	if (e->ops.abort)
-		e->ops.abort();
+	if (WRITER_METHOD(e, abort))
+		e->writer.abort();
 }
 
 int
@@ -264,9 +280,9 @@ plugin_find(const struct plugin_entry *e)
 {
 	int r;
 
-	if (!e->ops.find)
+	if (!WRITER_METHOD(e, find))
 		return missing(e, "find");
-	r = e->ops.find();
+	r = e->writer.find();
 	return r < 0 ? failed(e, "find", r, "cannot look for an image") : !!r;
 }
 
@@ -276,9 +292,9 @@ plugin_read_header(const struct plugin_entry *e, void *buf, size_t size,
 {
 	int r;
 
-	if (!e->ops.read_header)
+	if (!WRITER_METHOD(e, read_header))
 		return missing(e, "read_header");
-	r = e->ops.read_header(buf, size, ret_len);
+	r = e->writer.read_header(buf, size, ret_len);
 	if (r >= 0 && *ret_len > size)
 		r = -EMSGSIZE;
 	if (r == -EBADMSG || r == -EMSGSIZE || r == -ENODATA)
@@ -292,9 +308,9 @@ plugin_read(const struct plugin_entry *e, uint64_t offset, void *buf,
 {
 	int r;
 
-	if (!e->ops.read)
+	if (!WRITER_METHOD(e, read))
 		return missing(e, "read");
-	r = e->ops.read(offset, buf, len);
+	r = e->writer.read(offset, buf, len);
 	if (r < 0 && r != -ENODATA)
 		return failed(e, "read", r,
 			      "cannot read %zu bytes at stream offset %llu",
@@ -307,9 +323,9 @@ plugin_invalidate(const struct plugin_entry *e)
 {
 	int r;
 
-	if (!e->ops.invalidate)
+	if (!WRITER_METHOD(e, invalidate))
 		return missing(e, "invalidate");
-	r = e->ops.invalidate();
+	r = e->writer.invalidate();
 	return r < 0 ? failed(e, "invalidate", r,
 			      "could not invalidate the image") : 0;
 }
@@ -319,9 +335,9 @@ plugin_consume(const struct plugin_entry *e, const uint8_t uuid[16])
 {
 	int r;
 
-	if (!e->ops.consume)
+	if (!WRITER_METHOD(e, consume))
 		return plugin_invalidate(e);
-	r = e->ops.consume(uuid);
+	r = e->writer.consume(uuid);
 	return r < 0 ? failed(e, "consume", r,
 			      "could not invalidate the image") : 0;
 }
@@ -332,9 +348,9 @@ plugin_read_consumed(const struct plugin_entry *e, const uint8_t uuid[16],
 {
 	int r;
 
-	if (!e->ops.read_consumed)
+	if (!WRITER_METHOD(e, read_consumed))
 		return -EOPNOTSUPP;
-	r = e->ops.read_consumed(uuid, buf, size, ret_len);
+	r = e->writer.read_consumed(uuid, buf, size, ret_len);
 	if (r >= 0 && *ret_len > size)
 		r = -EMSGSIZE;
 	return r < 0 ? r : 0;
@@ -344,7 +360,8 @@ int
 plugin_rewrite_header(const struct plugin_entry *e, const void *header,
 		      size_t len)
 {
-	int r = e->ops.rewrite_header ? e->ops.rewrite_header(header, len) : 0;
+	int r = WRITER_METHOD(e, rewrite_header) ?
+		e->writer.rewrite_header(header, len) : 0;
 
 	return r < 0 ? failed(e, "rewrite_header", r,
 			      "could not record the resume statistics") : 0;
@@ -353,16 +370,16 @@ plugin_rewrite_header(const struct plugin_entry *e, const void *header,
 void
 plugin_refused(const struct plugin_entry *e)
 {
-	if (e->ops.refused)
-		e->ops.refused();
+	if (WRITER_METHOD(e, refused))
+		e->writer.refused();
 }
 
 int
 plugin_free_space(const struct plugin_entry *e, uint64_t *ret_bytes)
 {
-	if (!e->ops.free_space)
+	if (!WRITER_METHOD(e, free_space))
 		return -EOPNOTSUPP;
-	return e->ops.free_space(ret_bytes);
+	return e->writer.free_space(ret_bytes);
 }
 
 int
@@ -370,9 +387,9 @@ plugin_resume_args(const struct plugin_entry *e, char *buf, size_t size)
 {
 	int r;
 
-	if (!e->ops.resume_args)
+	if (!WRITER_METHOD(e, resume_args))
 		return -EOPNOTSUPP;
-	r = e->ops.resume_args(buf, size);
+	r = e->writer.resume_args(buf, size);
 	return r < 0 ? failed(e, "resume_args", r,
 			      "cannot name the image's location") : r;
 }
@@ -382,9 +399,9 @@ plugin_frozen(const struct plugin_entry *e)
 {
 	int r;
 
-	if (!e->ops.frozen)
+	if (!WRITER_METHOD(e, frozen))
 		return 0;
-	r = e->ops.frozen();
+	r = e->writer.frozen();
 	return r < 0 ? failed(e, "frozen", r, "refused the hibernation after the freeze") : 0;
 }
 
@@ -397,9 +414,9 @@ plugins_sleep_event(const struct registry *r, int event, const char *action)
 
 	for (e = pre ? r->plugins_head : r->plugins_tail; e;
 	     e = pre ? e->next_plugin : e->prev_plugin) {
-		if (e->disabled || !e->ops.sleep_event)
+		if (e->disabled || !MISC_METHOD(e, sleep_event))
 			continue;
-		r1 = e->ops.sleep_event(event, action);
+		r1 = e->misc.sleep_event(event, action);
 		if (r1 < 0) {
 			failed(e, "sleep_event", r1, pre ?
 			       "refused the hibernation before the freeze" :

@@ -2,9 +2,10 @@
 /*
  * Every call from the core into a plugin, in one place.
  *
- * Each function checks that the method exists: an absent optional method
- * gives the default plugin.h documents for it, an absent required one is
- * -ENOSYS.  It checks what the ABI promises about the result (encode()
+ * Each function dispatches by the plugin's kind (a method of another
+ * kind's struct reads as absent) and checks that the method exists: an
+ * absent optional method gives the default plugin.h documents for it, an
+ * absent required one is -ENOSYS.  It checks what the ABI promises about the result (encode()
  * stays within its bound, save_config() within its buffer) and logs a
  * failure once, naming the plugin and the method; callers decide what to
  * do and do not log it again.  The answers the ABI documents as answers,
@@ -28,6 +29,7 @@ int plugin_load(const struct plugin_entry *e, const struct torpor_host *host);
 void plugin_unload(const struct plugin_entry *e);
 int plugin_initialise(const struct plugin_entry *e, int starting_cycle);
 void plugin_cleanup(const struct plugin_entry *e, int finishing_cycle);
+/* A filter's or a writer's start_stream(); absent (and for misc): 0. */
 int plugin_start_stream(const struct plugin_entry *e,
 			const struct torpor_image_info *info);
 /* Absent: 0. */
@@ -92,7 +94,7 @@ int plugin_free_space(const struct plugin_entry *e, uint64_t *ret_bytes);
 /* Absent: -EOPNOTSUPP. */
 int plugin_resume_args(const struct plugin_entry *e, char *buf, size_t size);
 
-/* sleep_event() of every enabled plugin that has one, in plugin-list order
+/* sleep_event() of every enabled misc plugin that has one, in plugin-list order
  * (reversed for TORPOR_SLEEP_POST).  PRE stops at the first failure and
  * returns it; POST logs failures and goes on. */
 int plugins_sleep_event(const struct registry *r, int event,

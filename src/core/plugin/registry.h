@@ -15,7 +15,16 @@
 
 /* One registered plugin. */
 struct plugin_entry {
-	struct torpor_plugin ops;	/* the plugin's struct, copied */
+	/* The plugin's struct, copied: ops is what every kind has, valid
+	 * whatever the kind; filter, writer and misc are the whole struct of
+	 * the kind ops.type names, and only that one may be used (the calls
+	 * in plugin-call.c check). */
+	union {
+		struct torpor_plugin ops;
+		struct torpor_filter filter;
+		struct torpor_writer writer;
+		struct torpor_misc misc;
+	};
 	void *dl;			/* dlopen handle, NULL for built-ins */
 	int fd;				/* the file dl was opened from (loader only) */
 	char *path;			/* file it came from, NULL for built-ins */

@@ -735,7 +735,7 @@ resume_end(struct resume *rs, int r)
 	give_back = r == EXIT_REFUSED && rs->o->refusal == REFUSAL_CORRUPT &&
 		    rs->o->mode == RESUME_RESTORE && !rs->gone;
 	if (r == EXIT_REFUSED && rs->o->mode != RESUME_INSPECT)
-		say_refused(rs, give_back && rs->writer->ops.refused);
+		say_refused(rs, give_back && rs->writer->writer.refused);
 	/* Workers started after the freeze must be gone before the thaw
 	 * (thaw_processes warns about them otherwise). */
 	pool_stop(&rs->pool);

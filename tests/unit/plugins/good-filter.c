@@ -107,20 +107,21 @@ gf_copy(void *state, const struct torpor_chunk_info *info,
 	return 0;
 }
 
-static const struct torpor_plugin good_filter = {
-	.name = "good-filter",
-	.description = "test filter that records its calls",
-	.type = TORPOR_PLUGIN_FILTER,
-	.load = gf_load,
-	.unload = gf_unload,
-	.initialise = gf_initialise,
-	.cleanup = gf_cleanup,
-	.memory_needed = gf_memory_needed,
-	.storage_needed = gf_storage_needed,
-	.print_debug_info = gf_print_debug_info,
+static const struct torpor_filter good_filter = {
+	.plugin = {
+		.name = "good-filter",
+		.description = "test filter that records its calls",
+		.load = gf_load,
+		.unload = gf_unload,
+		.initialise = gf_initialise,
+		.cleanup = gf_cleanup,
+		.memory_needed = gf_memory_needed,
+		.storage_needed = gf_storage_needed,
+		.print_debug_info = gf_print_debug_info,
+	},
 	.max_encoded_size = gf_max_encoded_size,
 	.encode = gf_copy,
 	.decode = gf_copy,
 };
 
-TORPOR_PLUGIN_REGISTER(good_filter)
+TORPOR_FILTER_REGISTER(good_filter)

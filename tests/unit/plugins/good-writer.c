@@ -59,11 +59,12 @@ gw_print_debug_info(char *buf, size_t size)
 	return (int)strlen(buf);
 }
 
-static const struct torpor_plugin good_writer = {
-	.name = "good-writer",
-	.description = "test writer that stores nothing",
-	.type = TORPOR_PLUGIN_WRITER,
-	.print_debug_info = gw_print_debug_info,
+static const struct torpor_writer good_writer = {
+	.plugin = {
+		.name = "good-writer",
+		.description = "test writer that stores nothing",
+		.print_debug_info = gw_print_debug_info,
+	},
 	.reserve = gw_reserve,
 	.write = gw_write,
 	.commit = gw_commit,
@@ -73,4 +74,4 @@ static const struct torpor_plugin good_writer = {
 	.invalidate = gw_invalidate,
 };
 
-TORPOR_PLUGIN_REGISTER(good_writer)
+TORPOR_WRITER_REGISTER(good_writer)

@@ -151,7 +151,7 @@ struct filter {
 	const char *name;
 	void *dl;
 	const struct torpor_plugin *p;
-	const struct torpor_plugin *ops;
+	const struct torpor_filter *ops;	/* the struct p begins */
 	void *state;
 	bool initialised;
 };
@@ -198,12 +198,11 @@ filter_open_full(const char *name, struct filter *f, bool start)
 	f->p = entry();
 	ck_assert_ptr_nonnull(f->p);
 	ck_assert_uint_eq(f->p->abi_version, TORPOR_PLUGIN_ABI_VERSION);
-	ck_assert_uint_eq(f->p->struct_size, sizeof(struct torpor_plugin));
+	ck_assert_uint_eq(f->p->struct_size, sizeof(struct torpor_filter));
 	ck_assert_str_eq(f->p->name, name);
 	ck_assert_int_eq(f->p->type, TORPOR_PLUGIN_FILTER);
 	ck_assert_ptr_nonnull(f->p->description);
-	ck_assert_ptr_null(f->p->reserve);
-	f->ops = f->p;
+	f->ops = (const struct torpor_filter *)f->p;
 	ck_assert_ptr_nonnull(f->ops);
 	ck_assert_ptr_nonnull(f->ops->max_encoded_size);
 	ck_assert_ptr_nonnull(f->ops->encode);

@@ -378,7 +378,7 @@ blkid_tag(const char *dev, const char *tag, char *buf, size_t size)
 
 static void *dl;
 static const struct torpor_plugin *plug;
-static const struct torpor_plugin *W;
+static const struct torpor_writer *W;	/* the struct plug begins */
 
 static void
 plugin_open(const char *name)
@@ -396,7 +396,7 @@ plugin_open(const char *name)
 	plug = entry();
 	ck_assert_str_eq(plug->name, name);
 	ck_assert_int_eq(plug->type, TORPOR_PLUGIN_WRITER);
-	W = plug;
+	W = (const struct torpor_writer *)plug;
 	ck_assert_ptr_nonnull(W->reserve);
 	ck_assert_int_eq(plug->load(fake_host_init(&test_host, &test_methods)), 0);
 }

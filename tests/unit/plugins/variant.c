@@ -3,8 +3,10 @@
  * Broken (and borderline) plugins for the loader tests, one per build of
  * this file; meson.build sets what each gets wrong:
  *   V_NAME           the name the struct declares (string)
- *   V_TYPE           its type (may be invalid)
- *   V_ABI            the ABI version it declares
+ *   V_WRITER, V_MISC a writer's or a misc plugin's struct (else a filter's)
+ *   V_TYPE           the type it declares (may be invalid)
+ *   V_ABI            the ABI version it declares (the loader reads only
+ *                    this field, first in every ABI, of an older plugin)
  *   V_SIZE           the struct size it declares
  *   V_NO_ENCODE      a filter without encode()
  *   V_NO_INVALIDATE  a writer without invalidate()
@@ -12,8 +14,8 @@
  *   V_NO_ENTRY       no entry point at all
  *   V_NO_BUILT_FOR   no built_for version string
  *   V_KEYS           config keys with a stride wider than the core's
- * The entry point is written out by hand because TORPOR_PLUGIN_REGISTER()
- * would set the version and size right.
+ * The entry point is written out by hand because TORPOR_FILTER_REGISTER()
+ * and its siblings would set the version, size and type right.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,14 +26,24 @@
 #ifndef V_NAME
 #error "V_NAME must name the plugin"
 #endif
+#if defined(V_WRITER)
+#define V_KIND torpor_writer
+#define V_KIND_TYPE TORPOR_PLUGIN_WRITER
+#elif defined(V_MISC)
+#define V_KIND torpor_misc
+#define V_KIND_TYPE TORPOR_PLUGIN_MISC
+#else
+#define V_KIND torpor_filter
+#define V_KIND_TYPE TORPOR_PLUGIN_FILTER
+#endif
 #ifndef V_TYPE
-#define V_TYPE TORPOR_PLUGIN_FILTER
+#define V_TYPE V_KIND_TYPE
 #endif
 #ifndef V_ABI
 #define V_ABI TORPOR_PLUGIN_ABI_VERSION
 #endif
 #ifndef V_SIZE
-#define V_SIZE sizeof(struct torpor_plugin)
+#define V_SIZE sizeof(struct V_KIND)
 #endif
 #ifdef V_NO_ENCODE
 #define V_ENCODE NULL
@@ -53,27 +65,14 @@ v_load(const struct torpor_host *host)
 	return V_LOAD_RESULT;
 }
 
-/* Lies past a short struct_size: the loader must not copy it. */
+/* Fails: tests/integration's init-fails is this plugin. */
 static int
 v_initialise(int starting_cycle)
 {
 	return -EIO;
 }
 
-static size_t
-v_max_encoded_size(size_t in_len)
-{
-	return in_len;
-}
-
-static int
-v_code(void *state, const struct torpor_chunk_info *info,
-       const uint8_t *in, size_t in_len, uint8_t *out, size_t out_size,
-       size_t *ret_len)
-{
-	return -EIO;
-}
-
+#if defined(V_WRITER)
 static int
 v_reserve(uint64_t expected_bytes)
 {
@@ -117,15 +116,35 @@ v_invalidate(void)
 	return 0;
 }
 
-#define V_FILTER (V_TYPE == TORPOR_PLUGIN_FILTER)
-#define V_WRITER (V_TYPE == TORPOR_PLUGIN_WRITER)
-
 /* Stands for a method an older plugin would not have. */
 static int
 v_rewrite_header(const void *header, size_t len)
 {
 	abort();
 }
+#elif defined(V_MISC)
+/* Lies past an old misc plugin's struct_size: the loader must not copy
+ * it. */
+static int
+v_sleep_event(int event, const char *action)
+{
+	abort();
+}
+#else
+static size_t
+v_max_encoded_size(size_t in_len)
+{
+	return in_len;
+}
+
+static int
+v_code(void *state, const struct torpor_chunk_info *info,
+       const uint8_t *in, size_t in_len, uint8_t *out, size_t out_size,
+       size_t *ret_len)
+{
+	return -EIO;
+}
+#endif
 
 #ifdef V_KEYS
 /* Config keys laid out with a stride larger than the core's struct, as a
@@ -146,35 +165,40 @@ static const struct v_key v_keys[] = {
 };
 #endif
 
-static const struct torpor_plugin v_plugin = {
-	.abi_version = V_ABI,
-	.struct_size = V_SIZE,
+static const struct V_KIND v_plugin = {
+	.plugin = {
+		.abi_version = V_ABI,
+		.struct_size = V_SIZE,
 #ifdef V_KEYS
-	.config_key_size = sizeof(struct v_key),
-	.config_keys = &v_keys[0].k,
+		.config_key_size = sizeof(struct v_key),
+		.config_keys = &v_keys[0].k,
 #endif
 #ifndef V_NO_BUILT_FOR
-	.built_for = TORPOR_VERSION_STRING,
+		.built_for = TORPOR_VERSION_STRING,
 #endif
-	.name = V_NAME,
-	.description = "broken test plugin",
-	.type = (enum torpor_plugin_type)V_TYPE,
-	.load = v_load,
-	.initialise = v_initialise,
-	/* Only the methods of its type: a filter's fields are NULL in a
-	 * writer and the other way round. */
-	.max_encoded_size = V_FILTER ? v_max_encoded_size : NULL,
-	.encode = V_FILTER ? V_ENCODE : NULL,
-	.decode = V_FILTER ? v_code : NULL,
-	.reserve = V_WRITER ? v_reserve : NULL,
-	.write = V_WRITER ? v_write : NULL,
-	.commit = V_WRITER ? v_commit : NULL,
-	.find = V_WRITER ? v_find : NULL,
-	.read_header = V_WRITER ? v_read_header : NULL,
-	.read = V_WRITER ? v_read : NULL,
-	.invalidate = V_WRITER ? V_INVALIDATE : NULL,
-	/* A writer method past an old writer's struct_size: never called. */
-	.rewrite_header = V_WRITER ? v_rewrite_header : NULL,
+		.name = V_NAME,
+		.description = "broken test plugin",
+		.type = (enum torpor_plugin_type)V_TYPE,
+		.load = v_load,
+		.initialise = v_initialise,
+	},
+#if defined(V_WRITER)
+	.reserve = v_reserve,
+	.write = v_write,
+	.commit = v_commit,
+	.find = v_find,
+	.read_header = v_read_header,
+	.read = v_read,
+	.invalidate = V_INVALIDATE,
+	/* A method past an old writer's struct_size: never called. */
+	.rewrite_header = v_rewrite_header,
+#elif defined(V_MISC)
+	.sleep_event = v_sleep_event,
+#else
+	.max_encoded_size = v_max_encoded_size,
+	.encode = V_ENCODE,
+	.decode = v_code,
+#endif
 };
 
 #ifdef V_NO_ENTRY
@@ -185,7 +209,7 @@ __attribute__((visibility("default")))
 const struct torpor_plugin *
 not_the_entry_point(void)
 {
-	return &v_plugin;
+	return &v_plugin.plugin;
 }
 #else
 __attribute__((visibility("default")))
@@ -195,6 +219,6 @@ __attribute__((visibility("default")))
 const struct torpor_plugin *
 torpor_plugin_entry(void)
 {
-	return &v_plugin;
+	return &v_plugin.plugin;
 }
 #endif

@@ -24,6 +24,7 @@
 #include "fake-host.h"
 #include "host.h"
 #include "loader.h"
+#include "plugin-call.h"
 #include "log.h"
 #include "unit.h"
 
@@ -248,8 +249,8 @@ START_TEST(test_load_good_filter)
 	ck_assert_str_eq(e->ops.name, "good-filter");
 	ck_assert_int_eq(e->ops.type, TORPOR_PLUGIN_FILTER);
 	ck_assert_uint_eq(e->ops.abi_version, TORPOR_PLUGIN_ABI_VERSION);
-	ck_assert_ptr_nonnull(e->ops.encode);
-	ck_assert_ptr_nonnull(e->ops.encode);
+	ck_assert_ptr_nonnull(e->filter.encode);
+	ck_assert_ptr_nonnull(e->filter.decode);
 	ck_assert_ptr_nonnull(e->dl);
 	snprintf(path, sizeof(path), "%s/good-filter.so", dir);
 	ck_assert_str_eq(e->path, path);
@@ -276,11 +277,11 @@ START_TEST(test_load_good_writer)
 	ck_assert_int_eq(loader_load(&reg, test_dir(), "good-writer", &host,
 				     TORPOR_LOG_ERR, &e), 0);
 	ck_assert_int_eq(e->ops.type, TORPOR_PLUGIN_WRITER);
-	ck_assert_ptr_nonnull(e->ops.reserve);
-	ck_assert_ptr_nonnull(e->ops.invalidate);
+	ck_assert_ptr_nonnull(e->writer.reserve);
+	ck_assert_ptr_nonnull(e->writer.invalidate);
 	ck_assert_ptr_eq(reg.writers_head, e);
 	ck_assert_ptr_null(reg.filters_head);
-	ck_assert_int_eq(e->ops.find(), 0);
+	ck_assert_int_eq(e->writer.find(), 0);
 }
 END_TEST
 
@@ -328,10 +329,10 @@ START_TEST(test_old_writer_lacks_newer_methods)
 	ck_assert_int_eq(loader_load(&reg, test_dir(), "old-writer", &host,
 				     TORPOR_LOG_ERR, &e), 0);
 	ck_assert_int_eq(e->ops.type, TORPOR_PLUGIN_WRITER);
-	ck_assert_ptr_nonnull(e->ops.invalidate);
-	ck_assert_ptr_null(e->ops.rewrite_header);
-	ck_assert_ptr_null(e->ops.refused);
-	ck_assert_ptr_null(e->ops.resume_args);
+	ck_assert_ptr_nonnull(e->writer.invalidate);
+	ck_assert_ptr_null(e->writer.rewrite_header);
+	ck_assert_ptr_null(e->writer.refused);
+	ck_assert_ptr_null(e->writer.resume_args);
 }
 END_TEST
 
@@ -366,17 +367,17 @@ START_TEST(test_old_misc_struct_is_cut)
 {
 	struct plugin_entry *e = NULL;
 
-	/* old-misc declares a struct that ends before load(): whatever lies
-	 * past it must not be copied (its initialise() would fail). */
+	/* old-misc declares a struct that ends with what every kind has:
+	 * whatever lies past it must not be copied (its sleep_event() would
+	 * abort). */
 	ck_assert_int_eq(loader_load(&reg, test_dir(), "old-misc", &host,
 				     TORPOR_LOG_ERR, &e), 0);
 	ck_assert_int_eq(e->ops.type, TORPOR_PLUGIN_MISC);
-	ck_assert_ptr_null(e->ops.load);
-	ck_assert_ptr_null(e->ops.initialise);
-	ck_assert_ptr_null(e->ops.encode);
+	ck_assert_ptr_nonnull(e->ops.load);
+	ck_assert_ptr_null(e->misc.sleep_event);
 	ck_assert_str_eq(e->ops.name, "old-misc");
-	ck_assert_int_eq(registry_initialise(&reg, 1), 0);
-	registry_cleanup(&reg, 1);
+	ck_assert_int_eq(plugins_sleep_event(&reg, TORPOR_SLEEP_PRE,
+					     "hibernate"), 0);
 }
 END_TEST
 
@@ -388,10 +389,18 @@ struct refusal {
 	const char *reason;	/* a word the one log line must hold */
 };
 
+#define ABI_2_REFUSED "built for plugin ABI 2; this torpor loads ABI 3: " \
+	"rebuild it against torpor-plugin " TORPOR_VERSION_STRING
+
 static const struct refusal refusals[] = {
-	{ "bad-abi", -EPROTO, "this core speaks" },
-	{ "abi-1-writer", -EPROTO, "too old" },
-	{ "newer-writer", -EPROTO, "this core speaks" },
+	{ "bad-abi", -EPROTO, "newer than this torpor's ABI 3" },
+	{ "abi-1-writer", -EPROTO, "built for plugin ABI 1" },
+	/* ABI 2 had one struct for every kind: whatever the kind, the
+	 * message says what to do. */
+	{ "abi-2-filter", -EPROTO, ABI_2_REFUSED },
+	{ "abi-2-writer", -EPROTO, ABI_2_REFUSED },
+	{ "abi-2-misc", -EPROTO, ABI_2_REFUSED },
+	{ "newer-writer", -EPROTO, "newer than this torpor's ABI 3" },
 	{ "unversioned-filter", -EPROTO, "built for" },
 	{ "no-encode", -EINVAL, "encode" },
 	{ "no-invalidate", -EINVAL, "invalidate" },
@@ -399,6 +408,7 @@ static const struct refusal refusals[] = {
 	{ "upper-name", -EINVAL, "Upper-Name" },
 	{ "load-fails", -EIO, "load()" },
 	{ "small-filter", -EINVAL, "too small" },
+	{ "short-misc", -EINVAL, "too small" },
 	{ "bad-type", -EINVAL, "type" },
 	{ "no-entry", -ENOEXEC, TORPOR_PLUGIN_ENTRY_NAME },
 	{ "does-not-exist", -ENOENT, "No such file" },
@@ -697,8 +707,9 @@ names(char *buf, size_t size)
 
 /* Every broken file of the test directory. */
 static const char *const broken[] = {
-	"abi-1-writer", "bad-abi", "bad-type", "load-fails", "misnamed", "newer-writer",
-	"no-encode", "no-entry", "no-invalidate", "small-filter",
+	"abi-1-writer", "abi-2-filter", "abi-2-misc", "abi-2-writer",
+	"bad-abi", "bad-type", "load-fails", "misnamed", "newer-writer",
+	"no-encode", "no-entry", "no-invalidate", "short-misc", "small-filter",
 	"unversioned-filter", "upper-name",
 };
 #define N_BROKEN (sizeof(broken) / sizeof(broken[0]))
@@ -814,9 +825,13 @@ START_TEST(test_shipped_plugins_load)
 	ck_assert_int_eq(r, 0);
 	ck_assert_msg(count_lines_with(log, "refused") == 0,
 		      "a shipped plugin was refused: %s", log);
+	/* Each has the required methods of its kind's struct. */
 	for (e = reg.plugins_head; e; e = e->next_plugin)
-		ck_assert_msg((e->ops.type == TORPOR_PLUGIN_FILTER) ==
-			      (e->ops.encode != NULL), "%s", e->ops.name);
+		ck_assert_msg(e->ops.type == TORPOR_PLUGIN_FILTER ?
+			      e->filter.encode != NULL :
+			      e->ops.type == TORPOR_PLUGIN_WRITER ?
+			      e->writer.invalidate != NULL :
+			      e->misc.sleep_event != NULL, "%s", e->ops.name);
 }
 END_TEST
 

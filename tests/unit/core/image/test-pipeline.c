@@ -138,16 +138,18 @@ tx_cleanup(int finishing)
 	tx_info = NULL;
 }
 
-static const struct torpor_plugin tx_plugin = {
-	.abi_version = TORPOR_PLUGIN_ABI_VERSION,
-	.struct_size = sizeof(struct torpor_plugin),
-	.name = "tx",
-	.description = "test filter",
-	.type = TORPOR_PLUGIN_FILTER,
+static const struct torpor_filter tx_plugin = {
+	.plugin = {
+		.abi_version = TORPOR_PLUGIN_ABI_VERSION,
+		.struct_size = sizeof(struct torpor_filter),
+		.name = "tx",
+		.description = "test filter",
+		.type = TORPOR_PLUGIN_FILTER,
+		.cleanup = tx_cleanup,
+		.memory_needed = tx_memory_needed,
+		.storage_needed = tx_storage_needed,
+	},
 	.start_stream = tx_start_stream,
-	.cleanup = tx_cleanup,
-	.memory_needed = tx_memory_needed,
-	.storage_needed = tx_storage_needed,
 	.expected_ratio = tx_expected_ratio,
 	.max_encoded_size = tx_bound,
 	.thread_init = tx_thread_init,
@@ -309,12 +311,14 @@ mw_refused(void)
 	mw.refusals++;
 }
 
-static const struct torpor_plugin mw_plugin = {
-	.abi_version = TORPOR_PLUGIN_ABI_VERSION,
-	.struct_size = sizeof(struct torpor_plugin),
-	.name = "memw",
-	.description = "test writer",
-	.type = TORPOR_PLUGIN_WRITER,
+static const struct torpor_writer mw_plugin = {
+	.plugin = {
+		.abi_version = TORPOR_PLUGIN_ABI_VERSION,
+		.struct_size = sizeof(struct torpor_writer),
+		.name = "memw",
+		.description = "test writer",
+		.type = TORPOR_PLUGIN_WRITER,
+	},
 	.reserve = mw_reserve,
 	.write = mw_write,
 	.commit = mw_commit,
@@ -420,8 +424,8 @@ open_session(struct torpor_session *s, uint64_t pages, unsigned threads)
 	ck_assert_int_eq(r, 0);
 	memset(&tx_entry, 0, sizeof(tx_entry));
 	memset(&mw_entry, 0, sizeof(mw_entry));
-	tx_entry.ops = tx_plugin;
-	mw_entry.ops = mw_plugin;
+	tx_entry.filter = tx_plugin;
+	mw_entry.writer = mw_plugin;
 	ck_assert_int_eq(registry_register(&s->reg, &tx_entry), 0);
 	ck_assert_int_eq(registry_register(&s->reg, &mw_entry), 0);
 }
@@ -467,7 +471,7 @@ hand_chain(struct chain *c, uint32_t chunk_pages)
 {
 	memset(c, 0, sizeof(*c));
 	memset(&tx_entry, 0, sizeof(tx_entry));
-	tx_entry.ops = tx_plugin;
+	tx_entry.filter = tx_plugin;
 	c->filters[0] = &tx_entry;
 	c->n_filters = 1;
 	c->page_size = 4096;
@@ -1139,10 +1143,10 @@ START_TEST(expected_stream_multiplies_ratios)
 
 	hand_chain(&c, 4);
 	/* Absent ratio: 1000; per chunk the frame and tx's one byte. */
-	tx_entry.ops.expected_ratio = NULL;
+	tx_entry.filter.expected_ratio = NULL;
 	ck_assert_uint_eq(chain_expected_stream(&c, raw),
 			  raw + 16 * (CHUNK_FRAME_SIZE + 1));
-	tx_entry.ops.expected_ratio = tx_expected_ratio;
+	tx_entry.filter.expected_ratio = tx_expected_ratio;
 	tx_ratio = 500;
 	ck_assert_uint_eq(chain_expected_stream(&c, raw),
 			  raw / 2 + 16 * (CHUNK_FRAME_SIZE + 1));
@@ -1195,7 +1199,7 @@ END_TEST
 START_TEST(raw_reads_its_header_after_commit)
 {
 	const char *dir = getenv("TORPOR_BUILD_PLUGINDIR");
-	const struct torpor_plugin *w;
+	const struct torpor_writer *w;
 	struct torpor_session s;
 	char image[] = "raw-image.XXXXXX", conf_path[64];
 	uint8_t *data, header[300], back[sizeof(header)];
@@ -1219,7 +1223,7 @@ START_TEST(raw_reads_its_header_after_commit)
 	ck_assert_int_eq(r, 0);
 	ck_assert_int_eq(session_arrange_writer_only(&s), 0);
 	ck_assert_int_eq(registry_initialise(&s.reg, 1), 0);
-	w = &s.reg.active_writer->ops;
+	w = &s.reg.active_writer->writer;
 
 	data = chain_alloc_buffer(8192);
 	ck_assert_ptr_nonnull(data);

@@ -113,13 +113,13 @@ START_TEST(consume_falls_back_to_invalidate)
 
 	bare.ops.type = TORPOR_PLUGIN_WRITER;
 	ck_assert_int_eq(plugin_consume(&bare, uuid), -ENOSYS);
-	bare.ops.invalidate = count_invalidate;
+	bare.writer.invalidate = count_invalidate;
 	invalidated = 0;
 	ck_assert_int_eq(plugin_consume(&bare, uuid), 0);
 	ck_assert_int_eq(invalidated, 1);
 	ck_assert_int_eq(plugin_read_consumed(&bare, uuid, buf, sizeof(buf), &len),
 			 -EOPNOTSUPP);
-	bare.ops.read_consumed = read_consumed_len;
+	bare.writer.read_consumed = read_consumed_len;
 	consumed_len = sizeof(buf) + 1;
 	ck_assert_int_eq(plugin_read_consumed(&bare, uuid, buf, sizeof(buf), &len),
 			 -EMSGSIZE);
@@ -147,8 +147,8 @@ START_TEST(results_are_held_to_their_bounds)
 	uint8_t buf[16] = { 0 };
 	size_t len = 0;
 
-	bare.ops.encode = produce_encode;
-	bare.ops.decode = produce_encode;
+	bare.filter.encode = produce_encode;
+	bare.filter.decode = produce_encode;
 	produce = 0;
 	ck_assert_int_eq(plugin_encode(&bare, NULL, &info, buf, 4, buf, 8, &len), -EIO);
 	produce = 9;
@@ -159,6 +159,55 @@ START_TEST(results_are_held_to_their_bounds)
 	ck_assert_int_eq(plugin_encode(&bare, NULL, &info, buf, 4, buf, 8, &len), 0);
 	ck_assert_uint_eq(len, 8);
 	ck_assert_int_eq(plugin_decode(&bare, NULL, &info, buf, 4, buf, 8, &len), 0);
+}
+END_TEST
+
+static int writes;
+
+static int
+count_write(const void *buf, size_t len)
+{
+	(void)buf, (void)len;
+	writes++;
+	return 0;
+}
+
+/* The kinds' structs share their storage in an entry: a method is only
+ * ever taken from the struct of the entry's own kind. */
+START_TEST(methods_of_another_kind_are_absent)
+{
+	struct torpor_chunk_info info = { .struct_size = sizeof(info) };
+	uint8_t buf[16] = { 0 };
+	void *state = &bare;
+	size_t len = 0;
+
+	/* A filter's encode() lies where a writer's find() would. */
+	bare.filter.encode = produce_encode;
+	bare.filter.decode = produce_encode;
+	ck_assert_ptr_eq((void *)bare.writer.write, (void *)produce_encode);
+	ck_assert_int_eq(plugin_find(&bare), -ENOSYS);
+	ck_assert_int_eq(plugin_write(&bare, buf, 1), -ENOSYS);
+	ck_assert_int_eq(plugin_commit(&bare, buf, 1), -ENOSYS);
+	ck_assert_int_eq(plugin_free_space(&bare, NULL), -EOPNOTSUPP);
+
+	/* And the other way round. */
+	memset(&bare.writer, 0, sizeof(bare.writer));
+	bare.ops.name = "bare";
+	bare.ops.type = TORPOR_PLUGIN_WRITER;
+	/* Where a filter's encode() and decode() would lie. */
+	bare.writer.write = count_write;
+	bare.writer.commit = count_write;
+	writes = 0;
+	ck_assert_int_eq(plugin_encode(&bare, NULL, &info, buf, 4, buf, 8, &len),
+			 -ENOSYS);
+	ck_assert_int_eq(plugin_decode(&bare, NULL, &info, buf, 4, buf, 8, &len),
+			 -ENOSYS);
+	ck_assert_uint_eq(plugin_max_encoded_size(&bare, 4), 0);
+	ck_assert_int_eq(plugin_thread_init(&bare, &state), 0);
+	ck_assert_ptr_null(state);
+	ck_assert_int_eq(writes, 0);
+	ck_assert_int_eq(plugin_write(&bare, buf, 1), 0);
+	ck_assert_int_eq(writes, 1);
 }
 END_TEST
 
@@ -193,6 +242,7 @@ plugin_call_suite(void)
 	tcase_add_test(tc, results_are_held_to_their_bounds);
 	tcase_add_test(tc, save_config_stays_in_its_storage);
 	tcase_add_test(tc, consume_falls_back_to_invalidate);
+	tcase_add_test(tc, methods_of_another_kind_are_absent);
 	suite_add_tcase(s, tc);
 	return s;
 }
