@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "blockdev.h"
+#include "bootloader.h"
 #include "chain.h"
 #include "clock.h"
 #include "cycle.h"
@@ -30,6 +31,7 @@
 #include "root-guard.h"
 #include "snapshot.h"
 #include "stream.h"
+#include "test-hook.h"
 
 struct cycle {
 	struct torpor_session *s;
@@ -324,6 +326,71 @@ record_root_guard(struct cycle *cy)
 			  path, uuid, why, cy->h.guard.stamp, cy->h.guard.count);
 }
 
+/* The titles from the menu's top down to entry i, joined by " > " as a
+ * person walks them ("Advanced options for Debian GNU/Linux > Debian
+ * GNU/Linux, with Linux 6.1.0-28-amd64"); "" when they do not fit. */
+static void
+entry_menu_path(const struct boot_menu *m, int i, char *buf, size_t size)
+{
+	char rest[IMAGE_BOOT_ENTRY_SIZE];
+	const struct boot_entry *e = &m->e[i];
+	const char *title = e->title[0] ? e->title : e->id;
+	int n;
+
+	if (e->parent >= 0 && e->parent < i) {
+		entry_menu_path(m, e->parent, rest, sizeof(rest));
+		n = rest[0] ? snprintf(buf, size, "%s > %s", rest, title) : -1;
+	} else {
+		n = snprintf(buf, size, "%s", title);
+	}
+	if (n < 0 || (size_t)n >= size)
+		buf[0] = '\0';
+}
+
+/*
+ * The boot menu entry that starts this kernel, into the header: a boot
+ * of another kernel cannot see this system's /boot, and names it when it
+ * refuses the image.  Best effort: none is recorded when the boot loader
+ * cannot be read (the reason is said with -v).
+ */
+static void
+record_boot_entry(struct cycle *cy)
+{
+	const char *root = test_hook_path("TORPOR_TEST_SYSROOT", "/");
+	struct boot_next *b = malloc(sizeof(*b));
+	char why[256], release[65];
+	int r = b ? 0 : -ENOMEM;
+
+	cy->h.boot_entry[0] = '\0';
+	if (r == 0)
+		r = snapshot_running_release(cy->snap, release, sizeof(release));
+	if (r == 0)
+		r = boot_next_inspect(root, release, b, why, sizeof(why));
+	else
+		snprintf(why, sizeof(why), "%s", strerror(-r));
+	if (r == 0 && b->running < 0)
+		snprintf(why, sizeof(why), "no entry of the %s boot loader starts kernel %s",
+			 boot_loader_name(b->loader), release);
+	if (r == 0 && b->running >= 0) {
+		entry_menu_path(&b->menu, b->running, cy->h.boot_entry,
+				sizeof(cy->h.boot_entry));
+		/* The entry with only its own title, then none. */
+		if (!image_boot_entry_valid(cy->h.boot_entry) ||
+		    !cy->h.boot_entry[0])
+			snprintf(cy->h.boot_entry, sizeof(cy->h.boot_entry), "%s",
+				 b->menu.e[b->running].title);
+		if (!image_boot_entry_valid(cy->h.boot_entry))
+			cy->h.boot_entry[0] = '\0';
+		snprintf(why, sizeof(why), "%s", cy->h.boot_entry[0] ?
+			 "" : "its title cannot be shown on a console");
+	}
+	if (cy->h.boot_entry[0])
+		log_info("boot entry of this kernel: '%s'", cy->h.boot_entry);
+	else
+		log_info("boot entry of this kernel: none recorded (%s)", why);
+	free(b);
+}
+
 /* A btrfs root's generation, after the snapshot: the freeze's sync
  * committed, which moved it.  Read from the device only. */
 static void
@@ -378,6 +445,7 @@ cycle_open(struct cycle *cy)
 	if (getrandom(cy->h.uuid, sizeof(cy->h.uuid), 0) != sizeof(cy->h.uuid))
 		return log_error_errno(-errno, "no random bytes for the image UUID: %m");
 	record_root_guard(cy);
+	record_boot_entry(cy);
 	return 0;
 }
 

@@ -179,6 +179,7 @@ note_facts(struct resume_options *o, const struct image_header *h)
 	o->page_size = h->page_size;
 	o->stored_bytes = h->stored_bytes;
 	memcpy(o->kernel_release, h->kernel_release, sizeof(o->kernel_release));
+	memcpy(o->boot_entry, h->boot_entry, sizeof(o->boot_entry));
 }
 
 static int

@@ -74,6 +74,9 @@ struct resume_options {
 	uint32_t page_size;
 	uint64_t stored_bytes;
 	char kernel_release[65];
+	/* The boot menu entry that starts the kernel that wrote it (format
+	 * 4; "" when not recorded). */
+	char boot_entry[IMAGE_BOOT_ENTRY_SIZE];
 	/* What a restore left in the header's resume-stats slot (resumed_at
 	 * 0: no restore). */
 	struct image_resume_stats stats;
