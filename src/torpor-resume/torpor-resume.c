@@ -7,8 +7,10 @@
  * image was refused), 1 (any other error).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,12 @@ static const char *arg_config;
 static const char *arg_plugin_dir;
 static const char *arg_cmdline = "/proc/cmdline";
 static unsigned arg_wait_device;	/* seconds; 0: look once */
+static const char *arg_console;
+
+/* Where a person reads at boot (--console): the initramfs keeps stdout
+ * and stderr in a log file, so what someone must read or answer goes
+ * there as well.  NULL: stderr only. */
+static FILE *console;
 
 static void
 usage(FILE *f)
@@ -42,6 +50,7 @@ usage(FILE *f)
 		   "      --passphrase-file FILE read the passphrase from FILE\n"
 		   "      --cmdline FILE         kernel command line to obey (default /proc/cmdline)\n"
 		   "      --wait-device SECONDS  wait up to SECONDS for a missing storage device\n"
+		   "      --console PATH         also say there what a person must read or answer\n"
 		   "  -v, --verbose              say more\n"
 		   "  -h, --help                 this help\n"
 		   "  -V, --version              the version\n\n"
@@ -51,37 +60,102 @@ usage(FILE *f)
 		TORPOR_DEFAULT_CONFIG, TORPOR_PLUGINDIR);
 }
 
+/* On stderr and, when there is one, on the console. */
+static void __attribute__((format(printf, 1, 2)))
+say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fflush(stderr);
+	if (!console)
+		return;
+	va_start(ap, fmt);
+	vfprintf(console, fmt, ap);
+	va_end(ap);
+	fflush(console);
+}
+
+/* The console named by --console, unless stderr is a terminal already
+ * (run by hand: said once is enough).  Without it, stderr only. */
+static void
+console_open(void)
+{
+	int fd;
+
+	if (!arg_console || isatty(STDERR_FILENO))
+		return;
+	fd = open(arg_console, O_WRONLY | O_NOCTTY | O_APPEND | O_CLOEXEC);
+	if (fd >= 0)
+		console = fdopen(fd, "a");
+	if (!console) {
+		log_warning("cannot write to the console %s: %s", arg_console,
+			    strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
 /* An unattended machine must come up: without an answer the image is
  * discarded, as with no terminal at all. */
 #define ASK_TIMEOUT_SECONDS 60
 
+/* ask_choice()'s answers besides a letter. */
+#define ASK_NO_TERMINAL (-1)
+#define ASK_TIMED_OUT 0
+
 /* On the console: what to do with an image that cannot be restored now.
- * Returns 't' (try again), 'p' (power off), 'd' (discard), or 0 when
- * there is no terminal to ask on or no answer came in time. */
+ * Returns 't' (try again), 'p' (power off), 'd' (discard),
+ * ASK_TIMED_OUT when no answer came in time, or ASK_NO_TERMINAL when
+ * there is no terminal to ask on (or it closed). */
 static int
 ask_choice(bool can_retry)
 {
 	char line[32];
 
 	if (!isatty(STDIN_FILENO))
-		return 0;
+		return ASK_NO_TERMINAL;
 	for (;;) {
 		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 
-		fprintf(stderr, "\nThe hibernation image cannot be restored now.\n%s"
-			"  [p] power off and keep the image (boot the right kernel, bring the key)\n"
-			"  [d] discard the image and boot normally\n"
-			"Choice (discard in %d s): ", can_retry ? "  [t] try the passphrase again\n" : "",
-			ASK_TIMEOUT_SECONDS);
+		say("\nThe hibernation image cannot be restored now.\n%s"
+		    "  [p] power off and keep the image (then start the right kernel, or bring the key)\n"
+		    "  [d] discard the image and boot normally\n"
+		    "Without an answer within %d s the image is discarded and the boot goes on.\n"
+		    "Choice: ", can_retry ? "  [t] try the passphrase again\n" : "",
+		    ASK_TIMEOUT_SECONDS);
 		if (poll(&pfd, 1, ASK_TIMEOUT_SECONDS * 1000) <= 0) {
-			fprintf(stderr, "\n");
-			return 0;
+			say("\n");
+			return ASK_TIMED_OUT;
 		}
 		if (!fgets(line, sizeof(line), stdin))
-			return 0;
+			return ASK_NO_TERMINAL;
 		if ((line[0] == 't' && can_retry) || line[0] == 'p' || line[0] == 'd')
 			return line[0];
 	}
+}
+
+/*
+ * An image refused because another kernel booted: which boot menu entry
+ * resumes it, as recorded when it was written (the initramfs has no
+ * /boot to look in), on the console before anything is asked.
+ */
+static void
+say_which_entry(const struct resume_options *o)
+{
+	if (!o->wrong_kernel || !o->kernel_release[0])
+		return;
+	if (o->boot_entry[0])
+		say("torpor-resume: this image was written by %s: choose '%s' in the boot menu to resume it\n",
+		    o->kernel_release, o->boot_entry);
+	else
+		say("torpor-resume: this image was written by %s: choose that kernel in the boot menu (Debian lists it under \"Advanced options\") to resume it\n",
+		    o->kernel_release);
 }
 
 static int
@@ -104,13 +178,15 @@ read_cmdline(const char *path, char *buf, size_t size)
 static int
 parse_args(int argc, char **argv, struct resume_options *o)
 {
-	enum { OPT_PASSPHRASE_FILE = 0x100, OPT_CMDLINE, OPT_WAIT_DEVICE };
+	enum { OPT_PASSPHRASE_FILE = 0x100, OPT_CMDLINE, OPT_WAIT_DEVICE,
+	       OPT_CONSOLE };
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "plugin-dir", required_argument, NULL, 'p' },
 		{ "passphrase-file", required_argument, NULL, OPT_PASSPHRASE_FILE },
 		{ "cmdline", required_argument, NULL, OPT_CMDLINE },
 		{ "wait-device", required_argument, NULL, OPT_WAIT_DEVICE },
+		{ "console", required_argument, NULL, OPT_CONSOLE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -135,6 +211,9 @@ parse_args(int argc, char **argv, struct resume_options *o)
 		case OPT_WAIT_DEVICE:
 			if (session_parse_wait(optarg, &arg_wait_device) < 0)
 				return EXIT_FAILURE;
+			break;
+		case OPT_CONSOLE:
+			arg_console = optarg;
 			break;
 		case 'v':
 			log_set_max_level(log_get_max_level() + 1);
@@ -226,6 +305,8 @@ resume_until_decided(struct resume_options *o)
 			r = resume_run(&s, o);
 		if (r == 0)
 			record_resume(&s, o);
+		if (r == EXIT_REFUSED)
+			say_which_entry(o);
 		if (!must_protect(&s, o, r)) {
 			session_close(&s);
 			return r;
@@ -237,13 +318,15 @@ resume_until_decided(struct resume_options *o)
 	}
 	if (choice == 'p') {
 		session_close(&s);
-		log_notice("powering off; the image is kept");
+		say("torpor-resume: powering off; the image is kept\n");
 		sync();
 		reboot(RB_POWER_OFF);
 		exit(EXIT_FAILURE);
 	}
-	log_error("%s: discarding the image so that it can never be resumed over a booted system",
-		  choice ? "as chosen" : "no answer from a terminal");
+	say("torpor-resume: %s: discarding the image so that it can never be resumed over a booted system; booting normally\n",
+	    choice == 'd' ? "as chosen" :
+	    choice == ASK_TIMED_OUT ? "no answer within " STRINGIFY(ASK_TIMEOUT_SECONDS) " s" :
+	    "no terminal to ask on");
 	session_invalidate(&s);
 	session_close(&s);
 	return r;
@@ -260,7 +343,10 @@ main(int argc, char **argv)
 	if (r >= 0)
 		return r;
 	obey_cmdline(&o);
+	console_open();
 	r = resume_until_decided(&o);
+	if (console)
+		fclose(console);
 	if (r == EXIT_REFUSED)
 		return EXIT_REFUSED;
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -22,9 +22,11 @@
  *   image-tool first-pages FILE N     make the snapshot's first page say N
  *                                     pages (an image without filters)
  *   image-tool set FILE flags N       also rewrites the header's flags
- *   image-tool downgrade FILE         rewrite the header as format 2 (no
- *                                     root guard), as an older torpor
- *                                     wrote it, signature fixed
+ *   image-tool downgrade FILE [VERSION]
+ *                                     rewrite the header as format 2 (no
+ *                                     root guard) or 3 (no boot entry),
+ *                                     as an older torpor wrote it,
+ *                                     signature fixed
  *   image-tool writer-run DEV PHYS    in the image a swap or file writer
  *                                     left on DEV (its header in one
  *                                     piece), move the last run of the
@@ -285,10 +287,11 @@ set_field(const char *field, const char *value)
 	image_header_clear(&h);
 }
 
-/* The header as format 2: the same facts without the root guard (32
- * bytes shorter), and the signature's header length and CRC to match. */
+/* The header as an older torpor wrote it: format 3, the same facts
+ * without the boot entry (256 bytes shorter), or format 2, without the
+ * root guard too; the signature's header length and CRC to match. */
 static void
-downgrade(void)
+downgrade(uint32_t version)
 {
 	struct image_header h;
 	char err[200];
@@ -301,12 +304,14 @@ downgrade(void)
 		fprintf(stderr, "image-tool: header: %s\n", err);
 		exit(1);
 	}
-	h.format_version = 2;
-	memset(&h.guard, 0, sizeof(h.guard));
+	h.format_version = version;
+	if (version == 2)
+		memset(&h.guard, 0, sizeof(h.guard));
+	memset(h.boot_entry, 0, sizeof(h.boot_entry));
 	len = image_header_size(&h);
 	memset(img.data + img.header_off, 0, img.header_len);
 	if (image_header_encode(&h, img.data + img.header_off, len, &len) < 0)
-		die("cannot encode the header as format 2");
+		die("cannot encode the header as an older format");
 	for (int i = 0; i < 8; i++)
 		sig[RAW_SIG_HEADER_LENGTH_AT + i] = (uint8_t)((uint64_t)len >> (8 * i));
 	memset(sig + RAW_SIG_CRC_AT, 0, 4);
@@ -427,8 +432,8 @@ main(int argc, char **argv)
 	} else if (strcmp(argv[1], "first-pages") == 0 && argc == 4) {
 		set_first_pages(strtoull(argv[3], NULL, 0));
 		save(argv[2]);
-	} else if (strcmp(argv[1], "downgrade") == 0 && argc == 3) {
-		downgrade();
+	} else if (strcmp(argv[1], "downgrade") == 0 && (argc == 3 || argc == 4)) {
+		downgrade(argc == 4 ? (uint32_t)strtoul(argv[3], NULL, 10) : 2);
 		save(argv[2]);
 	} else if (strcmp(argv[1], "set") == 0 && argc == 5) {
 		set_field(argv[3], argv[4]);

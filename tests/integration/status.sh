@@ -204,7 +204,8 @@ verified)
 foreign)
 	t_run hib torpor hibernate --direct
 	expect_rc 0 "hibernate"
-	TORPOR_SIM_KERNEL_RELEASE="9.9.9-not-this-one" t_run status torpor status
+	TORPOR_SIM_KERNEL_RELEASE="9.9.9-not-this-one" TORPOR_SIM_MACHINE=aarch64 \
+		t_run status torpor status
 	expect_out "^stored image: +stored, not resumable here: .*this is kernel 9.9.9-not-this-one" "foreign"
 	;;
 last-cycle)

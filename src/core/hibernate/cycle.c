@@ -18,6 +18,7 @@
 
 #include "blockdev.h"
 #include "boot-once.h"
+#include "bootloader.h"
 #include "chain.h"
 #include "clock.h"
 #include "cycle.h"
@@ -32,6 +33,7 @@
 #include "root-guard.h"
 #include "snapshot.h"
 #include "stream.h"
+#include "test-hook.h"
 
 struct cycle {
 	struct torpor_session *s;
@@ -329,6 +331,64 @@ record_root_guard(struct cycle *cy)
 			  path, uuid, why, cy->h.guard.stamp, cy->h.guard.count);
 }
 
+/* The titles from the menu's top down to entry i, joined by " > " as a
+ * person walks them ("Advanced options for Debian GNU/Linux > Debian
+ * GNU/Linux, with Linux 6.1.0-28-amd64"); "" when they do not fit. */
+static void
+entry_menu_path(const struct boot_menu *m, int i, char *buf, size_t size)
+{
+	char rest[IMAGE_BOOT_ENTRY_SIZE];
+	const struct boot_entry *e = &m->e[i];
+	const char *title = e->title[0] ? e->title : e->id;
+	int n;
+
+	if (e->parent >= 0 && e->parent < i) {
+		entry_menu_path(m, e->parent, rest, sizeof(rest));
+		n = rest[0] ? snprintf(buf, size, "%s > %s", rest, title) : -1;
+	} else {
+		n = snprintf(buf, size, "%s", title);
+	}
+	if (n < 0 || (size_t)n >= size)
+		buf[0] = '\0';
+}
+
+/*
+ * The boot menu entry that starts this kernel, into the header: a boot
+ * of another kernel cannot see this system's /boot, and names it when it
+ * refuses the image.  From what check_next_boot() read of the boot
+ * loader; best effort: none is recorded when it could not be read or
+ * was not looked at (the sim), the reason said with -v.
+ */
+static void
+record_boot_entry(struct cycle *cy)
+{
+	const struct next_boot *nb = cy->next;
+	const struct boot_next *b = nb ? &nb->b : NULL;
+	const char *why = "no boot loader is looked at for this snapshot device";
+
+	cy->h.boot_entry[0] = '\0';
+	if (nb && !nb->inspected)
+		why = nb->line;
+	else if (b && b->running < 0)
+		why = "no entry of the boot loader starts the running kernel";
+	if (nb && nb->inspected && b->running >= 0) {
+		entry_menu_path(&b->menu, b->running, cy->h.boot_entry,
+				sizeof(cy->h.boot_entry));
+		/* The entry with only its own title, then none. */
+		if (!image_boot_entry_valid(cy->h.boot_entry) ||
+		    !cy->h.boot_entry[0])
+			snprintf(cy->h.boot_entry, sizeof(cy->h.boot_entry), "%s",
+				 b->menu.e[b->running].title);
+		if (!image_boot_entry_valid(cy->h.boot_entry))
+			cy->h.boot_entry[0] = '\0';
+		why = "its title cannot be shown on a console";
+	}
+	if (cy->h.boot_entry[0])
+		log_info("boot entry of this kernel: '%s'", cy->h.boot_entry);
+	else
+		log_info("boot entry of this kernel: none recorded (%s)", why);
+}
+
 /* A btrfs root's generation, after the snapshot: the freeze's sync
  * committed, which moved it.  Read from the device only. */
 static void
@@ -499,6 +559,7 @@ cycle_open(struct cycle *cy)
 	if (getrandom(cy->h.uuid, sizeof(cy->h.uuid), 0) != sizeof(cy->h.uuid))
 		return log_error_errno(-errno, "no random bytes for the image UUID: %m");
 	record_root_guard(cy);
+	record_boot_entry(cy);
 	return 0;
 }
 

@@ -44,9 +44,13 @@
 #define GUARD_STAMP		20
 #define GUARD_COUNT		28
 #define GUARD_SIZE		32
-/* Where the chain begins: after the guard, or (format 2) the stats. */
+/* Format 4: the boot menu entry of the kernel that wrote the image. */
+#define OFF_BOOT_ENTRY		(OFF_GUARD + GUARD_SIZE)
+/* Where the chain begins: after the boot entry, or (format 3) the guard,
+ * or (format 2) the stats. */
 #define OFF_N_CHAIN_V2		242
-#define OFF_N_CHAIN		(OFF_GUARD + GUARD_SIZE)
+#define OFF_N_CHAIN_V3		(OFF_GUARD + GUARD_SIZE)
+#define OFF_N_CHAIN		(OFF_BOOT_ENTRY + IMAGE_BOOT_ENTRY_SIZE)
 
 /* One chain entry before its blob: name, type, position, blob length. */
 #define ENTRY_NAME		0
@@ -78,12 +82,12 @@ _Static_assert(FRAME_OFF_CRC + 4 == CHUNK_FRAME_SIZE, "frame layout");
 _Static_assert(STATS_END == OFF_GUARD && STATS_END == OFF_N_CHAIN_V2,
 	       "header layout");
 
-/* n_chain's offset in a header of format version v (2 or 3); the chain
- * entries follow it. */
+/* n_chain's offset in a header of format version v (2, 3 or 4); the
+ * chain entries follow it. */
 static size_t
 off_n_chain(uint32_t v)
 {
-	return v == 2 ? OFF_N_CHAIN_V2 : OFF_N_CHAIN;
+	return v == 2 ? OFF_N_CHAIN_V2 : v == 3 ? OFF_N_CHAIN_V3 : OFF_N_CHAIN;
 }
 
 static size_t
@@ -169,6 +173,79 @@ parse_guard(const uint8_t *p, struct image_root_guard *g, char *err,
 			    "guard (offset %d): kind 0 (none) with bytes that are not zero",
 			    OFF_GUARD);
 	return check_guard(g, err, err_size);
+}
+
+/*
+ * Text shown on a console: UTF-8 without a control character (C0, DEL or
+ * C1: a console takes some for commands), no overlong form, surrogate or
+ * code point past U+10FFFF.  The offset of the first bad byte, or len.
+ */
+static size_t
+console_text_end(const uint8_t *s, size_t len)
+{
+	size_t i = 0, n, k;
+	uint32_t cp;
+
+	while (i < len) {
+		uint8_t c = s[i];
+
+		if (c >= 0x20 && c < 0x7f) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 1, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 2, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 3, cp = c & 0x07;
+		else
+			return i;
+		if (len - i <= n)
+			return i;
+		for (k = 1; k <= n; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return i;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if (cp < 0xa0 || (n == 2 && cp < 0x800) ||
+		    (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return i;
+		i += n + 1;
+	}
+	return len;
+}
+
+/* The boot entry (format 4): NUL-terminated within its field, console
+ * text before the NUL, zeros after it (when padding: parsing). */
+static int
+check_boot_entry(const char *e, bool padding, char *err, size_t err_size)
+{
+	size_t n = strnlen(e, IMAGE_BOOT_ENTRY_SIZE), bad, i;
+
+	if (n == IMAGE_BOOT_ENTRY_SIZE)
+		return text_fail(-EBADMSG, err, err_size,
+			    "boot_entry (offset %d): not NUL-terminated",
+			    OFF_BOOT_ENTRY);
+	bad = console_text_end((const uint8_t *)e, n);
+	if (bad < n)
+		return text_fail(-EBADMSG, err, err_size,
+			    "boot_entry (offset %d): byte 0x%02x at offset %zu is a control character or not UTF-8",
+			    OFF_BOOT_ENTRY, (unsigned char)e[bad],
+			    OFF_BOOT_ENTRY + bad);
+	for (i = n; padding && i < IMAGE_BOOT_ENTRY_SIZE; i++)
+		if (e[i])
+			return text_fail(-EBADMSG, err, err_size,
+				    "boot_entry (offset %d): padding after the NUL is not zero (offset %zu)",
+				    OFF_BOOT_ENTRY, OFF_BOOT_ENTRY + i);
+	return 0;
+}
+
+bool
+image_boot_entry_valid(const char *s)
+{
+	return s && check_boot_entry(s, false, NULL, 0) == 0;
 }
 
 static bool
@@ -332,9 +409,13 @@ check_for_encode(const struct image_header *h)
 	size_t off = off_chain(h->format_version);
 	int r;
 
-	/* Format 2 has no room for a guard. */
+	/* Format 3 has no room for a boot entry, format 2 for a guard. */
 	if (h->format_version != IMAGE_FORMAT_VERSION &&
-	    (h->format_version != 2 || h->guard.kind != IMAGE_GUARD_NONE))
+	    ((h->format_version != 2 && h->format_version != 3) ||
+	     h->boot_entry[0] ||
+	     (h->format_version == 2 && h->guard.kind != IMAGE_GUARD_NONE)))
+		return -EINVAL;
+	if (check_boot_entry(h->boot_entry, false, NULL, 0) < 0)
 		return -EINVAL;
 	if (check_guard(&h->guard, NULL, 0) < 0)
 		return -EINVAL;
@@ -396,6 +477,10 @@ image_header_encode(const struct image_header *h, uint8_t *buf,
 	encode_stats(buf + OFF_STATS, &h->stats);
 	if (h->format_version != 2)
 		encode_guard(buf + OFF_GUARD, &h->guard);
+	/* strncpy pads with zeros, which the parser insists on. */
+	if (h->format_version >= 4)
+		strncpy((char *)buf + OFF_BOOT_ENTRY, h->boot_entry,
+			IMAGE_BOOT_ENTRY_SIZE);
 	torpor_put_le32(buf + off_n_chain(h->format_version), h->n_chain);
 	off = off_chain(h->format_version);
 	for (i = 0; i < h->n_chain; i++) {
@@ -456,8 +541,8 @@ check_envelope(const uint8_t *buf, size_t len, char *err, size_t err_size)
 			    "format_version (offset %d): the image has format %u, this torpor reads up to %u; resume it with the torpor that wrote it",
 			    OFF_VERSION, version, IMAGE_FORMAT_VERSION);
 	/* Format 1 frames were not bound to their image: its stream cannot
-	 * be checked as this version checks one.  Format 2 is format 3
-	 * without the root guard. */
+	 * be checked as this version checks one.  Format 3 is format 4
+	 * without the boot entry, format 2 without the root guard too. */
 	if (version < IMAGE_FORMAT_VERSION_MIN)
 		return text_fail(-EPROTONOSUPPORT, err, err_size,
 			    "format_version (offset %d): the image has format %u of an older torpor, this torpor reads formats %u to %u; resume it with the torpor that wrote it",
@@ -592,6 +677,12 @@ image_header_parse(const uint8_t *buf, size_t len,
 		return r;
 	if (h.format_version != 2) {
 		r = parse_guard(buf + OFF_GUARD, &h.guard, err, err_size);
+		if (r < 0)
+			return r;
+	}
+	if (h.format_version >= 4) {
+		memcpy(h.boot_entry, buf + OFF_BOOT_ENTRY, IMAGE_BOOT_ENTRY_SIZE);
+		r = check_boot_entry(h.boot_entry, true, err, err_size);
 		if (r < 0)
 			return r;
 	}

@@ -16,8 +16,9 @@
 
 #include <torpor/plugin.h>
 
-#define IMAGE_FORMAT_VERSION 3
-/* The oldest version still read (and resumed): 2 has no root guard. */
+#define IMAGE_FORMAT_VERSION 4
+/* The oldest version still read (and resumed): 3 has no boot entry, 2
+ * no root guard either. */
 #define IMAGE_FORMAT_VERSION_MIN 2
 #define IMAGE_MAX_CHAIN 16		/* entries in the chain */
 /* The header budget is part of the plugin ABI. */
@@ -63,6 +64,9 @@ struct image_root_guard {
 					 * pending, else 0 */
 };
 
+/* Bytes of the boot entry field (format 4), its NUL included. */
+#define IMAGE_BOOT_ENTRY_SIZE 256
+
 struct image_header {
 	uint32_t format_version;
 	uint32_t flags;			/* IMAGE_FLAG_* */
@@ -76,21 +80,32 @@ struct image_header {
 	uint64_t chunk_count;
 	uint64_t stored_bytes;		/* bytes of the data stream, framing included */
 	struct image_root_guard guard;	/* format 3; kind NONE in format 2 */
+	/* Format 4: the boot menu entry that starts the kernel that wrote
+	 * the image, as a person finds it ("Advanced options for Debian
+	 * GNU/Linux > Debian GNU/Linux, with Linux 6.1.0-28-amd64"); UTF-8
+	 * without control characters, "" when not known (and in formats 2
+	 * and 3). */
+	char boot_entry[IMAGE_BOOT_ENTRY_SIZE];
 	uint32_t n_chain;
 	struct image_chain_entry chain[IMAGE_MAX_CHAIN];
 	struct image_resume_stats stats;
 };
 
+/* Whether s may be the header's boot_entry: shorter than
+ * IMAGE_BOOT_ENTRY_SIZE, UTF-8 without a control character. */
+bool image_boot_entry_valid(const char *s);
+
 /* Free the blobs of h (h itself is the caller's). */
 void image_header_clear(struct image_header *h);
 
-/* Bytes image_header_encode() will produce for h (format 2 when
- * h->format_version says 2, else the current format). */
+/* Bytes image_header_encode() will produce for h (format 2 or 3 when
+ * h->format_version says so, else the current format). */
 size_t image_header_size(const struct image_header *h);
 
 /* Serialise h into buf (size bytes), checksum included.  -EMSGSIZE when it
  * does not fit, -EINVAL when a field is out of range.  Writes the current
- * format, or format 2 for a header without a guard (tests, tools). */
+ * format, or as an older torpor did (tests, tools) format 3 for a header
+ * without a boot entry, format 2 for one without a guard either. */
 int image_header_encode(const struct image_header *h, uint8_t *buf,
 			size_t size, size_t *ret_len);
 

@@ -179,6 +179,7 @@ note_facts(struct resume_options *o, const struct image_header *h)
 	o->page_size = h->page_size;
 	o->stored_bytes = h->stored_bytes;
 	memcpy(o->kernel_release, h->kernel_release, sizeof(o->kernel_release));
+	memcpy(o->boot_entry, h->boot_entry, sizeof(o->boot_entry));
 }
 
 static int
@@ -251,6 +252,8 @@ resume_check(struct resume *rs)
 	};
 	char release[65];
 	struct utsname u;
+	bool judges = snapshot_kernel_judges_image(&probe);
+	bool other_build;
 	int r;
 
 	if (h->page_size != (uint32_t)sysconf(_SC_PAGESIZE)) {
@@ -267,15 +270,31 @@ resume_check(struct resume *rs)
 	r = snapshot_running_release(&probe, release, sizeof(release));
 	if (r < 0)
 		return log_error_errno(r, "cannot tell the running kernel's release: %m");
-	if (strcmp(release, h->kernel_release) != 0) {
+	other_build = probe.kind == TORPOR_SNAPSHOT_KERNEL && uname(&u) == 0 &&
+		      strcmp(u.version, h->kernel_version) != 0;
+	rs->o->other_kernel = other_build ||
+			      strcmp(release, h->kernel_release) != 0;
+	if (rs->o->other_kernel && judges) {
+		/* The kernel's own check decides, at the first page after
+		 * the header (restore_pages()). */
+		if (rs->o->mode != RESUME_INSPECT)
+			log_notice("%s: the image was written by kernel %s%s%s%s, this is kernel %s%s%s%s: this kernel checks the image's architecture header itself and decides before any page of its data is handed over",
+				   rs->what, h->kernel_release,
+				   other_build ? " build '" : "",
+				   other_build ? h->kernel_version : "",
+				   other_build ? "'" : "", release,
+				   other_build ? " build '" : "",
+				   other_build ? u.version : "",
+				   other_build ? "'" : "");
+	} else if (strcmp(release, h->kernel_release) != 0) {
 		log_error("image refused: it was written by kernel %s, this is kernel %s; boot %s to resume it",
 			  h->kernel_release, release, h->kernel_release);
+		rs->o->wrong_kernel = true;
 		return refuse(rs, REFUSAL_ELSEWHERE);
-	}
-	if (probe.kind == TORPOR_SNAPSHOT_KERNEL && uname(&u) == 0 &&
-	    strcmp(u.version, h->kernel_version) != 0) {
+	} else if (other_build) {
 		log_error("image refused: it was written by kernel %s build '%s', this is build '%s'",
 			  h->kernel_release, h->kernel_version, u.version);
+		rs->o->wrong_kernel = true;
 		return refuse(rs, REFUSAL_ELSEWHERE);
 	}
 	return check_root_guard(rs);
@@ -499,7 +518,9 @@ check_first_page(struct resume *rs, const uint8_t *pages, size_t len)
 			  si.pages, h->page_count);
 		return -EBADMSG;
 	}
-	if (strcmp(si.release, h->kernel_release) != 0) {
+	/* An x86 kernel's first page names no kernel (its architecture
+	 * header stands there): the kernel checks that one itself. */
+	if (!si.arch_header && strcmp(si.release, h->kernel_release) != 0) {
 		log_error("chunk 0 at stream offset 0: the snapshot's first page says kernel %s, the image header %s",
 			  si.release, h->kernel_release);
 		return -EBADMSG;
@@ -517,9 +538,34 @@ check_pages(void *ctx, const uint8_t *pages, size_t len)
 }
 
 /* The kernel checks the image's header page when it is asked for the next
- * page: an -EPERM for one of the first two pages means this kernel does
- * not accept the image, which another machine configuration could. */
+ * page (kernel/power/snapshot.c: snapshot_write_next() calls load_header()
+ * before it takes a byte of page 1): an -EPERM for one of the first two
+ * pages means this kernel does not accept the image, which another
+ * kernel or machine configuration could.  Only the header page was
+ * handed over then; the kernel frees it when the device is closed. */
 #define RESTORE_CHECKED_PAGES 2
+
+/* The kernel refused the image's header: say so with its own words. */
+static int
+say_kernel_refused(struct resume *rs, int r)
+{
+	const struct image_header *h = &rs->h;
+	const char *said = rs->snap->refusal_said[0] ? rs->snap->refusal_said :
+			   "nothing torpor could read in its log";
+	struct snapshot probe = { .kind = rs->snap->kind };
+	char release[65];
+
+	rs->kernel_refused = true;
+	rs->o->wrong_kernel = rs->o->other_kernel;
+	if (snapshot_running_release(&probe, release, sizeof(release)) < 0)
+		snprintf(release, sizeof(release), "?");
+	if (rs->o->other_kernel)
+		return log_error_errno(r, "image refused by the kernel: it was written by kernel %s, and kernel %s does not accept it (the write of page %" PRIu64 ", the first after the image's header, failed: %m); the kernel said: %s; boot %s to resume it",
+				       h->kernel_release, release, rs->pages,
+				       said, h->kernel_release);
+	return log_error_errno(r, "image refused by the kernel: it does not accept the image's header (the write of page %" PRIu64 " failed: %m); the kernel said: %s; it was written on a machine with another memory size, memory map or CPU",
+			       rs->pages, said);
+}
 
 static int
 restore_pages(void *ctx, const uint8_t *pages, size_t len)
@@ -553,12 +599,8 @@ restore_pages(void *ctx, const uint8_t *pages, size_t len)
 		} else {
 			k = rs->snap->ops->write_page(rs->snap, pages + off);
 		}
-		if (k == -EPERM && rs->pages < RESTORE_CHECKED_PAGES) {
-			rs->kernel_refused = true;
-			return log_error_errno((int)k,
-				"image refused: the kernel does not accept its header (page %" PRIu64 "): it was written on a machine with another memory size, CPU or kernel build",
-				rs->pages);
-		}
+		if (k == -EPERM && rs->pages < RESTORE_CHECKED_PAGES)
+			return say_kernel_refused(rs, (int)k);
 		if (k < 0)
 			return log_error_errno((int)k, "the snapshot device refused page %" PRIu64 ": %m",
 					       rs->pages);
@@ -781,6 +823,8 @@ resume_run(struct torpor_session *s, struct resume_options *o)
 	o->refusal = REFUSAL_NONE;
 	o->header_valid = false;
 	o->stale_root = false;
+	o->other_kernel = false;
+	o->wrong_kernel = false;
 	memset(&o->stats, 0, sizeof(o->stats));
 	r = resume_find(&rs);
 	if (r == 0)

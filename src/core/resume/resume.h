@@ -60,12 +60,23 @@ struct resume_options {
 	bool test_image;	/* written by `hibernate --test` */
 	bool stale_root;	/* refused: its root filesystem was mounted
 				 * since it was written (the root guard) */
+	/* Another kernel (release, or with the kernel's device its build)
+	 * wrote the image; where the kernel judges images by its
+	 * architecture header it is handed over all the same. */
+	bool other_kernel;
+	/* Refused because this is not the kernel that wrote it: by the
+	 * release where the kernel compares releases, or by the kernel's own
+	 * check of its header.  The kernel that wrote it could resume it. */
+	bool wrong_kernel;
 	uint8_t uuid[16];
 	uint64_t created;	/* unix time */
 	uint64_t page_count;
 	uint32_t page_size;
 	uint64_t stored_bytes;
 	char kernel_release[65];
+	/* The boot menu entry that starts the kernel that wrote it (format
+	 * 4; "" when not recorded). */
+	char boot_entry[IMAGE_BOOT_ENTRY_SIZE];
 	/* What a restore left in the header's resume-stats slot (resumed_at
 	 * 0: no restore). */
 	struct image_resume_stats stats;

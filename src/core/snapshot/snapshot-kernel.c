@@ -120,14 +120,112 @@ kernel_read_page(struct snapshot *s, void *buf)
 	return kernel_page_io(to_kernel(s)->fd, buf, NULL, 0, s->page_size);
 }
 
-/* write() returns 0 once the kernel has every page of the image. */
+/*
+ * The kernel's log lines about a refused image, from text holding kmsg
+ * records ("PRIO,SEQ,TIME,FLAGS;message", continuation lines beginning
+ * with a space) one after another: those of the hibernation code
+ * (kernel/power/snapshot.c's "Image mismatch: ...", x86's "Hibernate
+ * inconsistent memory map detected!" and "Unrecognized hibernate image
+ * header format!"), at most four, joined by "; " into said.
+ */
+void
+snapshot_kmsg_pick(const char *text, size_t len, char *said, size_t size)
+{
+	static const char *const words[] = {
+		"mismatch", "ibernat", "memory map", "image header",
+	};
+	const char *p = text, *end = text + len;
+	unsigned picked = 0;
+	size_t used = strnlen(said, size);
+
+	while (p < end && picked < 4) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end, *msg = NULL, *q;
+		char line[256];
+		size_t n, i;
+
+		if (*p != ' ')
+			msg = memchr(p, ';', (size_t)(eol - p));
+		p = nl ? nl + 1 : end;
+		if (!msg)
+			continue;
+		msg++;
+		n = (size_t)(eol - msg) < sizeof(line) - 1 ?
+		    (size_t)(eol - msg) : sizeof(line) - 1;
+		/* The kernel escapes what is not printable; be sure. */
+		for (i = 0, q = msg; i < n; i++, q++)
+			line[i] = *q >= 0x20 && *q < 0x7f ? *q : '?';
+		line[n] = '\0';
+		for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+			if (strstr(line, words[i]))
+				break;
+		if (i == sizeof(words) / sizeof(words[0]))
+			continue;
+		if (used + 1 < size)
+			used += (size_t)snprintf(said + used, size - used, "%s\"%s\"",
+						 picked ? "; " : "", line);
+		if (used >= size)
+			used = size - 1;
+		picked++;
+	}
+}
+
+/* /dev/kmsg read from its end on: opened before the write that makes
+ * the kernel check the header, read after a refusal.  -1 when it cannot
+ * be opened (no devtmpfs, no permission): the refusal is said without
+ * the kernel's words. */
+static int
+kmsg_mark(void)
+{
+	int fd = open(KMSG_PATH, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0 && lseek(fd, 0, SEEK_END) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The records since the mark, one per read(), until there is none left
+ * (EAGAIN) or the bound: a busy log cannot hold the boot here. */
+static void
+kmsg_read_said(int fd, char *said, size_t size)
+{
+	char rec[2048];
+	unsigned n;
+
+	said[0] = '\0';
+	for (n = 0; n < 256; n++) {
+		ssize_t k = read(fd, rec, sizeof(rec));
+
+		if (k < 0 && (errno == EPIPE || errno == EINTR))
+			continue;	/* records overwritten: go on */
+		if (k <= 0)
+			break;
+		snapshot_kmsg_pick(rec, (size_t)k, said, size);
+	}
+}
+
+/*
+ * write() returns 0 once the kernel has every page of the image.  The
+ * kernel checks the header page (load_header(): the release, or on x86
+ * its architecture header) when it is asked for the next page, before it
+ * takes a byte of it: the write of page 1 is the one a refusal comes
+ * from, with -EPERM, and the kernel's reason is in its log.
+ */
 static ssize_t
 kernel_write_page(struct snapshot *s, const void *buf)
 {
-	ssize_t k = kernel_page_io(to_kernel(s)->fd, NULL, buf, 0, s->page_size);
+	struct kernel_snapshot *ks = to_kernel(s);
+	int kmsg = s->pages_written == 1 ? kmsg_mark() : -1;
+	ssize_t k = kernel_page_io(ks->fd, NULL, buf, 0, s->page_size);
 
 	if (k > 0)
 		s->pages_written++;
+	if (k == -EPERM && kmsg >= 0)
+		kmsg_read_said(kmsg, s->refusal_said, sizeof(s->refusal_said));
+	if (kmsg >= 0)
+		close(kmsg);
 	return k;
 }
 

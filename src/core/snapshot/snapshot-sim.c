@@ -671,6 +671,18 @@ sim_generate_header(uint64_t seed, uint64_t size, const char *release,
 	put_u64(p, SIM_OFF_BYTES, size);
 }
 
+/* The simulated kernel's architecture in its header page: the machine
+ * in the utsname and the memory map in the trailer. */
+static void
+sim_header_arch(uint8_t *p, const char *machine, const char *memory_map)
+{
+	memset(p + SWSUSP_OFF_MACHINE, 0, SWSUSP_UTS_LEN);
+	put_str(p, SWSUSP_OFF_MACHINE, machine);
+	memset(p + SIM_OFF_MEMORY_MAP, 0, SIM_MEMORY_MAP_SIZE);
+	memcpy(p + SIM_OFF_MEMORY_MAP, memory_map,
+	       strnlen(memory_map, SIM_MEMORY_MAP_SIZE - 1));
+}
+
 /* ------------------------------------------------------------------ */
 /* The device.                                                         */
 
@@ -699,7 +711,16 @@ struct sim_snapshot {
 	uint64_t size, seed, pages;
 	bool named;		/* the spec gave SIZE (and SEED) */
 	uint64_t pref_image_size;	/* as handed over; 0: none */
+	/* The simulated kernel: its release, machine and memory map. */
 	char release[SWSUSP_UTS_LEN];
+	char machine[SWSUSP_UTS_LEN];
+	char memory_map[SIM_MEMORY_MAP_SIZE];
+	/* The header page's: the running kernel's at hibernation, at resume
+	 * the image's once its header page came (page 0 is made of them). */
+	char img_release[SWSUSP_UTS_LEN];
+	char img_machine[SWSUSP_UTS_LEN];
+	char img_memory_map[SIM_MEMORY_MAP_SIZE];
+	uint32_t img_version_code;
 
 	bool frozen;
 	/* hibernate */
@@ -711,6 +732,7 @@ struct sim_snapshot {
 	uint64_t next_read;
 	/* resume */
 	bool header_seen;
+	bool judged;		/* the header passed the kernel's check */
 	bool refused;		/* a page was refused: take no more */
 	bool mismatch;
 	uint64_t mismatch_page;
@@ -763,7 +785,8 @@ sim_fill(struct sim_snapshot *m, uint64_t page, void *buf)
 	uint64_t block;
 
 	if (page == 0) {
-		sim_generate_header(m->seed, m->size, m->release, buf);
+		sim_generate_header(m->seed, m->size, m->img_release, buf);
+		sim_header_arch(buf, m->img_machine, m->img_memory_map);
 		return;
 	}
 	block = (page - 1) / RUN_BLOCK;
@@ -1027,16 +1050,62 @@ sim_take_header(struct sim_snapshot *m, const uint8_t *p)
 			  size, seed, m->size, m->seed);
 		return -EPERM;
 	}
-	if (strcmp(info.release, m->release) != 0) {
-		log_error("Image mismatch: kernel release (image %s, running %s)",
-			  info.release, m->release);
-		return -EPERM;
-	}
+	memcpy(m->img_release, info.release, sizeof(m->img_release));
+	memcpy(m->img_machine, info.machine, sizeof(m->img_machine));
+	memset(m->img_memory_map, 0, sizeof(m->img_memory_map));
+	memcpy(m->img_memory_map, p + SIM_OFF_MEMORY_MAP,
+	       SIM_MEMORY_MAP_SIZE - 1);
+	m->img_version_code = info.version_code;
 	m->size = size;
 	m->seed = seed;
 	m->pages = info.pages;
 	m->have_block = false;
 	m->header_seen = true;
+	return 0;
+}
+
+/* A refusal of the header, in the kernel's words: what its log would
+ * say (refusal_said()), x86's own line first when there is one. */
+static int
+sim_refuse_header(struct sim_snapshot *m, const char *arch_line,
+		  const char *reason)
+{
+	snprintf(m->s.refusal_said, sizeof(m->s.refusal_said),
+		 "%s%s%s\"PM: hibernation: Image mismatch: %s\"",
+		 arch_line ? "\"" : "", arch_line ? arch_line : "",
+		 arch_line ? "\"; " : "", reason);
+	log_debug("sim kernel: %s", m->s.refusal_said);
+	return -EPERM;
+}
+
+/*
+ * The kernel's check of the header page (load_header()), made as the
+ * kernel makes it when it is asked for the next page.  An x86-64 kernel
+ * (CONFIG_ARCH_HIBERNATION_HEADER) checks its architecture header: the
+ * magic (here: an image of an x86_64 kernel) and the digest of the
+ * firmware memory map (here: its name), not the release.  Any other
+ * compares the kernel (check_image_kernel()).  Either refuses with
+ * -EPERM.  The memory size check that follows is not simulated.
+ */
+static int
+sim_judge_header(struct sim_snapshot *m)
+{
+	if (!strcmp(m->machine, SNAPSHOT_ARCH_HEADER_MACHINE)) {
+		if (strcmp(m->img_machine, SNAPSHOT_ARCH_HEADER_MACHINE) != 0)
+			return sim_refuse_header(m, "Unrecognized hibernate image header format!",
+						 "architecture specific data");
+		if (strncmp(m->img_memory_map, m->memory_map,
+			    SIM_MEMORY_MAP_SIZE) != 0)
+			return sim_refuse_header(m, "Hibernate inconsistent memory map detected!",
+						 "architecture specific data");
+		return 0;
+	}
+	if (m->img_version_code != version_code_of(m->release))
+		return sim_refuse_header(m, NULL, "kernel version");
+	if (strcmp(m->img_release, m->release) != 0)
+		return sim_refuse_header(m, NULL, "kernel release");
+	if (strcmp(m->img_machine, m->machine) != 0)
+		return sim_refuse_header(m, NULL, "machine");
 	return 0;
 }
 
@@ -1065,6 +1134,14 @@ do_write_page(struct snapshot *s, const void *buf)
 			m->refused = true;
 			return r;
 		}
+	}
+	if (page == 1 && !m->judged) {
+		r = sim_judge_header(m);
+		if (r < 0) {
+			m->refused = true;
+			return r;
+		}
+		m->judged = true;
 	}
 	if (memcmp(buf, sim_page(m, page, m->scratch), SIM_PAGE_SIZE) != 0) {
 		remember_mismatch(m, page);
@@ -1326,6 +1403,7 @@ sim_drop_unrestored(struct sim_snapshot *m)
 	s->pages_verified = 0;
 	m->next_write = 0;
 	m->header_seen = false;
+	m->judged = false;
 }
 
 /* Like release(): waits for the lock. */
@@ -1434,6 +1512,19 @@ sim_first_mismatch(const struct snapshot *s, uint64_t *ret_page)
 	return 1;
 }
 
+/* The value of a test's lever (printable, cut to size), or fallback. */
+static void
+sim_env_string(const char *name, const char *fallback, char *buf, size_t size)
+{
+	const char *v = getenv(name);
+	size_t i;
+
+	snprintf(buf, size, "%s", v && *v ? v : fallback);
+	for (i = 0; buf[i]; i++)
+		if (buf[i] < 0x20 || buf[i] > 0x7e)
+			buf[i] = '?';
+}
+
 /*
  * Open a simulated device.  In resume mode "sim" alone takes whatever
  * simulated image its header describes; "sim:SIZE[:SEED]" insists on
@@ -1476,6 +1567,13 @@ snapshot_sim_open(const char *spec, enum snapshot_mode mode,
 		sim_close(&m->s);
 		return log_error_errno(r, "cannot tell the kernel release for the simulated image: %m");
 	}
+	sim_env_string(SIM_MACHINE_ENV, SNAPSHOT_ARCH_HEADER_MACHINE, m->machine,
+		       sizeof(m->machine));
+	sim_env_string(SIM_MEMORY_MAP_ENV, "", m->memory_map,
+		       sizeof(m->memory_map));
+	memcpy(m->img_release, m->release, sizeof(m->release));
+	memcpy(m->img_machine, m->machine, sizeof(m->machine));
+	memcpy(m->img_memory_map, m->memory_map, sizeof(m->memory_map));
 	*ret = &m->s;
 	return 0;
 }

@@ -391,6 +391,9 @@ snapshot_parse_info(const void *page, size_t page_size,
 			return -errno;
 		snprintf(info.release, sizeof(info.release), "%s", u.release);
 		snprintf(info.version, sizeof(info.version), "%s", u.version);
+		snprintf(info.machine, sizeof(info.machine), "%s",
+			 SNAPSHOT_ARCH_HEADER_MACHINE);
+		info.arch_header = true;
 	} else {
 		if (!uts_field_ok(p, SWSUSP_OFF_SYSNAME, true) ||
 		    !uts_field_ok(p, SWSUSP_OFF_NODENAME, false) ||
@@ -401,6 +404,7 @@ snapshot_parse_info(const void *page, size_t page_size,
 			return -EBADMSG;
 		memcpy(info.release, p + SWSUSP_OFF_RELEASE, SWSUSP_UTS_LEN);
 		memcpy(info.version, p + SWSUSP_OFF_VERSION, SWSUSP_UTS_LEN);
+		memcpy(info.machine, p + SWSUSP_OFF_MACHINE, SWSUSP_UTS_LEN);
 	}
 	*ret = info;
 	return 0;
@@ -435,6 +439,22 @@ snapshot_running_release(const struct snapshot *s, char *buf, size_t size)
 		return -ERANGE;
 	memcpy(buf, release, len + 1);
 	return 0;
+}
+
+bool
+snapshot_kernel_judges_image(const struct snapshot *s)
+{
+	const char *machine = NULL;
+	struct utsname u;
+
+	if (s && s->kind == TORPOR_SNAPSHOT_SIM) {
+		machine = getenv(SIM_MACHINE_ENV);
+		if (!machine || !*machine)
+			machine = SNAPSHOT_ARCH_HEADER_MACHINE;
+	} else if (uname(&u) == 0) {
+		machine = u.machine;
+	}
+	return machine && strcmp(machine, SNAPSHOT_ARCH_HEADER_MACHINE) == 0;
 }
 
 void

@@ -33,6 +33,12 @@ struct snapshot_info {
 	uint64_t image_pages;
 	uint64_t pages;			/* pages in the image incl. metadata */
 	uint64_t size;			/* bytes */
+	char machine[65];		/* utsname.machine; "x86_64" for an
+					 * architecture header */
+	/* The page carries the x86 kernel's architecture header instead of
+	 * a utsname: release and version are then the running kernel's,
+	 * not the image's (the page does not say which kernel wrote it). */
+	bool arch_header;
 };
 
 struct snapshot;
@@ -99,6 +105,7 @@ struct snapshot_ops {
 	 * it and returns 0 at once. */
 	int (*suspend_to_ram)(struct snapshot *s);
 
+
 	/* Swap services (see struct torpor_host); sim: -EOPNOTSUPP. */
 	int (*set_swap_area)(struct snapshot *s, uint32_t dev, uint64_t offset);
 	int64_t (*avail_swap)(struct snapshot *s);
@@ -107,6 +114,9 @@ struct snapshot_ops {
 
 	void (*close)(struct snapshot *s);
 };
+
+/* Room for what the kernel said about a refused image. */
+#define SNAPSHOT_SAID_SIZE 512
 
 /* Swap pages taken from the device at a time by whichever thread needs
  * one (snapshot_open()). */
@@ -142,6 +152,11 @@ struct snapshot {
 	/* atomic_restore() succeeded (sim only: the kernel's does not
 	 * return).  Pages handed back without it are dropped at close. */
 	bool restored;
+	/* After write_page() failed with -EPERM: what the kernel said, its
+	 * own log lines quoted (the kernel's device: the records /dev/kmsg
+	 * got since the header page went in, bounded; the sim's: its
+	 * kernel's words); "" when nothing could be read. */
+	char refusal_said[SNAPSHOT_SAID_SIZE];
 };
 
 /* What the kernel's files say disables hibernation, before anything is
@@ -225,5 +240,22 @@ int snapshot_parse_info(const void *page, size_t page_size,
  * of $TORPOR_SIM_KERNEL_RELEASE when set (tests use it to fake a foreign
  * kernel). */
 int snapshot_running_release(const struct snapshot *s, char *buf, size_t size);
+
+/*
+ * Whether the running kernel judges an image by an architecture header
+ * of its own (CONFIG_ARCH_HIBERNATION_HEADER: x86-64 checks a magic, the
+ * restore address and a digest of the firmware memory map) rather than
+ * by the release of the kernel that wrote it, so that an image of
+ * another build may be handed to it and its answer awaited.  It is the
+ * running kernel that checks: decided by its machine (uname -m
+ * "x86_64"), not by what torpor was compiled for; a sim answers for the
+ * machine it simulates, $TORPOR_SIM_MACHINE or "x86_64".  Only s->kind
+ * is looked at.
+ */
+bool snapshot_kernel_judges_image(const struct snapshot *s);
+
+/* The machine a kernel that judges images by its architecture header
+ * writes them for: the first page says it (snapshot_info.machine). */
+#define SNAPSHOT_ARCH_HEADER_MACHINE "x86_64"
 
 #endif

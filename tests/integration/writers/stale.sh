@@ -13,6 +13,9 @@ SYSROOT=$WORK/sysroot
 RESULT=$SYSROOT/run/initramfs/torpor-resume.result
 mkdir -p "$SYSROOT/run/initramfs" "$WORK/bin"
 export TORPOR_TEST_SYSROOT=$SYSROOT
+# The initramfs step's console, away from this machine's.
+export TORPOR_CONSOLE=$WORK/console
+: >"$TORPOR_CONSOLE"
 
 make_loop swap 64 || { echo "FAIL: losetup"; exit 1; }
 dev=$LOOP

@@ -62,6 +62,15 @@
 #define SWSUSP_X86_MAGIC_OLD		UINT64_C(0x23456789ABCDEF01)
 #define SWSUSP_X86_MAGIC		UINT64_C(0x23456789ABCDEF02)
 
+/* The kernel's log. */
+#define KMSG_PATH		"/dev/kmsg"
+
+/* Pick the hibernation code's lines out of kmsg records (text, len bytes)
+ * and append them to said (NUL-terminated, size bytes), quoted, joined by
+ * "; ", at most four; said is cut to fit.  For the kernel source's
+ * refusal_said() and its tests. */
+void snapshot_kmsg_pick(const char *text, size_t len, char *said, size_t size);
+
 /* Open the two kinds of source; snapshot_open() picks one. */
 int snapshot_kernel_open(const char *path, enum snapshot_mode mode,
 			 struct snapshot **ret);
@@ -99,6 +108,18 @@ const char *snapshot_kernel_eperm_reason(const char *lockdown_path,
 #define SIM_OFF_PAGE_SIZE	532	/* u32 */
 #define SIM_OFF_SEED		536	/* u64 */
 #define SIM_OFF_BYTES		544	/* u64 */
+/* The simulated firmware memory map the image was written under, the
+ * stand-in for x86's e820 digest: $TORPOR_SIM_MEMORY_MAP at hibernation,
+ * NUL-padded; all zero (as in images of older sims) when it was unset. */
+#define SIM_OFF_MEMORY_MAP	552	/* char[32] */
+#define SIM_MEMORY_MAP_SIZE	32
+
+/* The tests' levers on the simulated kernel (snapshot-sim.c): the machine
+ * it runs as (written into the header page's utsname; "x86_64", the
+ * default, judges images by the memory map, any other by the release)
+ * and the name of the firmware memory map it sees. */
+#define SIM_MACHINE_ENV		"TORPOR_SIM_MACHINE"
+#define SIM_MEMORY_MAP_ENV	"TORPOR_SIM_MEMORY_MAP"
 
 enum sim_page_kind {
 	SIM_PAGE_HEADER,

@@ -35,8 +35,10 @@
 #define D_STATS		206
 #define D_STATS_END	242
 #define D_GUARD		242	/* format 3: kind 4, uuid 16, mtime 8, count 4 */
-#define D_N_CHAIN	274
-#define D_CHAIN		278
+#define D_BOOT_ENTRY	274	/* format 4: 256 bytes */
+#define D_N_CHAIN	530
+#define D_CHAIN		534
+#define D_N_CHAIN_V3	274	/* format 3: no boot entry */
 #define D_N_CHAIN_V2	242	/* format 2: no guard */
 #define D_ENTRY		38	/* name 32, type 1, position 1, blob_len 4 */
 
@@ -102,6 +104,8 @@ set_entry(struct image_chain_entry *e, const char *name, uint8_t type,
 	}
 }
 
+#define BOOT_ENTRY "Advanced options for Debian GNU/Linux > Debian GNU/Linux, with Linux 6.1.0-18-amd64"
+
 /* A header with a filter, a misc entry, another filter and the writer;
  * with_blobs gives three of them saved configurations. */
 static void
@@ -134,6 +138,7 @@ make_header(struct image_header *h, bool with_blobs)
 		h->guard.fs_uuid[i] = (uint8_t)(0x30 + i);
 	h->guard.stamp = 0x1234567890ull;	/* past 2038: the high bits */
 	h->guard.count = 65535;
+	strcpy(h->boot_entry, BOOT_ENTRY);
 }
 
 static uint8_t *
@@ -235,6 +240,7 @@ assert_headers_equal(const struct image_header *a, const struct image_header *b)
 	ck_assert_uint_eq(a->chunk_pages, b->chunk_pages);
 	ck_assert_uint_eq(a->chunk_count, b->chunk_count);
 	ck_assert_uint_eq(a->stored_bytes, b->stored_bytes);
+	ck_assert_str_eq(a->boot_entry, b->boot_entry);
 	ck_assert_uint_eq(a->n_chain, b->n_chain);
 	for (uint32_t i = 0; i < a->n_chain; i++) {
 		ck_assert_str_eq(a->chain[i].name, b->chain[i].name);
@@ -313,6 +319,7 @@ START_TEST(header_format2_round_trip)
 
 	make_header(&h, true);
 	memset(&h.guard, 0, sizeof(h.guard));
+	h.boot_entry[0] = '\0';
 	h.format_version = 2;
 	buf = encode(&h, &len);
 	ck_assert_uint_eq(len, D_N_CHAIN_V2 + 4 + 4 * D_ENTRY + 5 + 300 + 17 + 4);
@@ -332,7 +339,94 @@ START_TEST(header_format2_round_trip)
 }
 END_TEST
 
-/* Format 3 without a guard: kind 0 and every guard byte zero. */
+/*
+ * Format 3 (a guard, no boot entry), as the release before wrote it, is
+ * still written on request and read, so that an image stored across an
+ * upgrade resumes: the chain starts at 278, and it parses back as format
+ * 3 without a boot entry.  Format 3 has no room for one.
+ */
+START_TEST(header_format3_round_trip)
+{
+	struct image_header h, p;
+	char err[256];
+	size_t len;
+	uint8_t *buf;
+
+	make_header(&h, true);
+	h.boot_entry[0] = '\0';
+	h.format_version = 3;
+	buf = encode(&h, &len);
+	ck_assert_uint_eq(len, D_N_CHAIN_V3 + 4 + 4 * D_ENTRY + 5 + 300 + 17 + 4);
+	ck_assert_uint_eq(get32(buf + D_VERSION), 3);
+	ck_assert_uint_eq(get32(buf + D_GUARD), IMAGE_GUARD_EXT);
+	ck_assert_uint_eq(get32(buf + D_N_CHAIN_V3), 4);
+	ck_assert_mem_eq(buf + D_N_CHAIN_V3 + 4, "lzo", 4);
+	memset(&p, 0x5a, sizeof(p));
+	ck_assert_int_eq(image_header_parse(buf, len, &p, err, sizeof(err)), 0);
+	ck_assert_str_eq(err, "");
+	ck_assert_str_eq(p.boot_entry, "");
+	assert_headers_equal(&h, &p);
+	image_header_clear(&p);
+	strcpy(h.boot_entry, "Debian GNU/Linux");
+	assert_encode_einval(&h);
+	free(buf);
+}
+END_TEST
+
+/* The boot entry is shown on a console: UTF-8 text without a control
+ * character, one encoding (zero padding), always terminated. */
+START_TEST(header_boot_entry)
+{
+	static const char *const bad[] = {
+		"Debian\x1b[2J",		/* an escape sequence */
+		"Debian\x7f",			/* DEL */
+		"Debian \xc2\x9b" "2J",	/* C1 CSI as UTF-8 */
+		"Debian \x9b" "2J",		/* C1 CSI as a byte */
+		"Options avanc\xe9" "es",	/* Latin-1, not UTF-8 */
+		"\xc0\xaf",			/* overlong */
+		"\xed\xa0\x80",		/* a surrogate */
+		"Debian \xe2\x82",		/* cut short */
+	};
+	struct image_header h;
+	size_t len, i;
+	uint8_t *buf;
+
+	make_header(&h, false);
+	strcpy(h.boot_entry, "Options avanc\xc3\xa9" "es pour Debian GNU/Linux > Debian GNU/Linux, avec Linux 6.1.0-18-amd64 \xe2\x9c\x93 \xf0\x9f\x90\xa7");
+	assert_round_trip(&h);
+	make_header(&h, false);
+	memset(h.boot_entry, 'x', sizeof(h.boot_entry) - 1);
+	assert_round_trip(&h);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		make_header(&h, false);
+		strcpy(h.boot_entry, bad[i]);
+		assert_encode_einval(&h);
+		/* and written anyway, refused by the parser */
+		make_header(&h, false);
+		buf = encode(&h, &len);
+		memset(buf + D_BOOT_ENTRY, 0, 256);
+		memcpy(buf + D_BOOT_ENTRY, bad[i], strlen(bad[i]));
+		fix_crc(buf, len);
+		assert_refused(buf, len, "boot_entry", D_BOOT_ENTRY);
+		free(buf);
+		image_header_clear(&h);
+	}
+	/* not terminated; junk after the NUL */
+	make_header(&h, false);
+	buf = encode(&h, &len);
+	memset(buf + D_BOOT_ENTRY, 'x', 256);
+	fix_crc(buf, len);
+	assert_refused(buf, len, "boot_entry", D_BOOT_ENTRY);
+	memset(buf + D_BOOT_ENTRY, 0, 256);
+	buf[D_BOOT_ENTRY + 200] = 'x';
+	fix_crc(buf, len);
+	assert_refused(buf, len, "boot_entry", D_BOOT_ENTRY);
+	free(buf);
+	image_header_clear(&h);
+}
+END_TEST
+
+/* Without a guard: kind 0 and every guard byte zero. */
 START_TEST(header_without_guard)
 {
 	struct image_header h, p;
@@ -344,7 +438,7 @@ START_TEST(header_without_guard)
 	memset(&h.guard, 0, sizeof(h.guard));
 	h.guard.stamp = 5;	/* not written: kind 0 has no values */
 	buf = encode(&h, &len);
-	for (size_t i = D_GUARD; i < D_N_CHAIN; i++)
+	for (size_t i = D_GUARD; i < D_BOOT_ENTRY; i++)
 		ck_assert_uint_eq(buf[i], 0);
 	ck_assert_int_eq(image_header_parse(buf, len, &p, err, sizeof(err)), 0);
 	ck_assert_uint_eq(p.guard.kind, IMAGE_GUARD_NONE);
@@ -432,6 +526,8 @@ START_TEST(header_layout_matches_document)
 	ck_assert_uint_eq(get64(buf + D_GUARD + 20), 0x1234567890ull);
 	ck_assert_uint_eq(get32(buf + D_GUARD + 28), 65535);
 	ck_assert_uint_eq(get32(buf + D_STATS + 32), crc32c(0, buf + D_STATS, 32));
+	ck_assert_str_eq((char *)buf + D_BOOT_ENTRY, BOOT_ENTRY);
+	ck_assert_uint_eq(buf[D_N_CHAIN - 1], 0);	/* its padding */
 	ck_assert_uint_eq(get32(buf + D_N_CHAIN), 4);
 	off = entry_off(buf, 2);
 	ck_assert_str_eq((char *)buf + off, "crypt");
@@ -639,7 +735,7 @@ START_TEST(parse_newer_version)
 			 -EPROTONOSUPPORT);
 	ck_assert_ptr_nonnull(strstr(err, "format_version"));
 	ck_assert_ptr_nonnull(strstr(err, "offset 8"));
-	ck_assert_ptr_nonnull(strstr(err, "format 4"));
+	ck_assert_ptr_nonnull(strstr(err, "format 5"));
 	/* Format 1 frames were not bound to their image: refused as an
 	 * older torpor's, not misread. */
 	put32(buf + D_VERSION, 1);
@@ -1308,6 +1404,8 @@ image_format_suite(void)
 	tc = tcase_create("header");
 	tcase_add_test(tc, header_round_trip);
 	tcase_add_test(tc, header_format2_round_trip);
+	tcase_add_test(tc, header_format3_round_trip);
+	tcase_add_test(tc, header_boot_entry);
 	tcase_add_test(tc, header_without_guard);
 	tcase_add_test(tc, binding_covers_guard);
 	tcase_add_test(tc, header_layout_matches_document);
