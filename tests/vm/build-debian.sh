@@ -12,7 +12,8 @@
 #            own kernel (linux-image-amd64) and that generator (a release
 #            cannot have both); build: a chroot with the release's
 #            compiler, meson and torpor's build dependencies, where torpor
-#            is built for the guest as that release's packager would
+#            is built for the guest as that release's packager would,
+#            and its Debian package with the release's debhelper
 #            KIND-crypt (initramfs-tools-crypt, dracut-crypt): the guest
 #            with cryptsetup and lvm2 as well, for the encrypted layouts
 #            (and cryptsetup-initramfs, which initramfs-tools needs to
@@ -50,6 +51,14 @@ initramfs-tools | dracut | initramfs-tools-crypt | dracut-crypt)
 build)
 	pkgs="gcc,libc6-dev,meson,ninja-build,pkg-config,liblzo2-dev,zlib1g-dev"
 	pkgs="$pkgs,libgcrypt20-dev,libinih-dev,liblz4-dev,linux-libc-dev"
+	# The Debian package, built and checked with the release's own
+	# debhelper and lintian (distro_build_deb); systemd.pc, which says
+	# where units go, is systemd-dev's from Debian 13 on.
+	pkgs="$pkgs,build-essential,debhelper,dpkg-dev,fakeroot,lintian"
+	case "$release" in
+	bookworm) pkgs="$pkgs,systemd" ;;
+	*) pkgs="$pkgs,systemd-dev" ;;
+	esac
 	;;
 *) echo "build-debian: unknown kind '$kind'" >&2; exit 1 ;;
 esac

@@ -154,6 +154,25 @@ distro_build_torpor "$release" "$buildtar" "$srcdir" "$builddir" "$logdir" ||
 	die "torpor could not be built in the $release chroot"
 note "built in $release: $(in_build "" cc --version | head -n1), $(in_build "" meson --version | head -n1) meson"
 step_end torpor-build
+
+# --- The Debian package, built and checked in the release's chroot -------
+if [ "$action" = deb ] || [ "$package" = 1 ]; then
+	step_start deb-build
+	distro_build_deb "$release" "$builddir" "$logdir" ||
+		die "torpor's Debian package could not be built or has a lintian error in the $release chroot"
+	step_end deb-build
+	debs=("$debdir"/torpor_*.deb)
+	[ -f "${debs[0]}" ] && [ -f "$(echo "$debdir"/torpor-plugin-dev_*.deb)" ] ||
+		die "the $release build left no torpor and torpor-plugin-dev packages in $debdir"
+	note "built in $release: $(cd "$debdir" && echo torpor*.deb) with debhelper $(in_build "" dpkg-query -W -f='${Version}' debhelper)"
+	if [ "$action" = deb ]; then
+		# (lintian ran when the package was built: its stamp is
+		# written only after lintian found no error.)
+		note "lintian $(in_build "" dpkg-query -W -f='${Version}' lintian) of $release: no error"
+		note passed
+		exit 0
+	fi
+fi
 step_start guest
 
 # --- The guest: root filesystem, configuration, initramfs -----------------
@@ -168,9 +187,28 @@ trap cleanup EXIT
 rm -rf "$root" "$logdir"/boot*.log
 mkdir -p "$root"
 tar -xf "$tarball" -C "$root" || die "unpacking $tarball failed"
-in_build "$root" meson install -C /build --destdir /dest --no-rebuild --quiet \
-	>"$logdir/meson-install.log" 2>&1 ||
-	{ cat "$logdir/meson-install.log" >&2; die "meson install --destdir failed"; }
+# guest_debs: (package) the package as built, and a previous build of it
+# for the upgrade: the same files under a lower version (VERSION~vmprev),
+# so that dpkg upgrades from one to the other with every maintainer
+# script of an upgrade, in the guest's /var/cache/torpor-vm-deb.
+guest_debs() {
+	local new=${debs[0]} ver prev=$logdir/prev
+	ver=$(dpkg-deb -f "$new" Version) || return 1
+	rm -rf "$prev"
+	dpkg-deb -R "$new" "$prev" &&
+		sed -i "s/^Version: .*/Version: $ver~vmprev/" "$prev/DEBIAN/control" &&
+		mkdir -p "$root/var/cache/torpor-vm-deb" &&
+		dpkg-deb -Zgzip -b "$prev" "$root/var/cache/torpor-vm-deb/torpor_${ver}~vmprev_amd64.deb" >/dev/null &&
+		cp "$new" "$root/var/cache/torpor-vm-deb/" || return 1
+	rm -rf "$prev"
+}
+if [ "$package" = 1 ]; then
+	guest_debs || die "the packages could not be put in the guest"
+else
+	in_build "$root" meson install -C /build --destdir /dest --no-rebuild --quiet \
+		>"$logdir/meson-install.log" 2>&1 ||
+		{ cat "$logdir/meson-install.log" >&2; die "meson install --destdir failed"; }
+fi
 
 # The release's own kernel: the one its initramfs is built for.  BIOS
 # boots the uncompressed kernel through QEMU's PVH entry (faster under
@@ -224,6 +262,9 @@ guest_conf() {
 	printf '%s\n' "$@"
 } >"$root/etc/torpor/torpor.conf"
 
+# The swap area's UUID (package: the installer's RESUME= names it).
+swap_uuid=$(cat /proc/sys/kernel/random/uuid)
+
 # The btrfs layout's image file, as the guest names it.
 imagefile=/var/lib/torpor/image
 # configure_btrfs: Fedora's layout on Debian: the root on btrfs (fstab,
@@ -250,7 +291,7 @@ configure_btrfs() {
 
 # The configuration, step by step as README.md gives it.
 configure_guest() {
-	mkdir -p "$root/etc/torpor"
+	[ "$package" = 1 ] || mkdir -p "$root/etc/torpor"
 	if [ "$layout" = btrfs ]; then
 		configure_btrfs
 	elif [ "$layout" = luks ]; then
@@ -259,12 +300,18 @@ configure_guest() {
 		install -m 755 "$here/distro/luks-install" "$root/usr/local/sbin/torpor-vm-install"
 		[ "$gen" = initramfs-tools ] || printf '%s\n' 'add_dracutmodules+=" crypt lvm "' \
 			>"$root/etc/dracut.conf.d/20-torpor-vm-luks.conf"
+	elif [ "$package" = 1 ]; then
+		# No torpor yet: as the installer leaves a machine, the
+		# kernel's own resume from the swap partition (RESUME=).
+		echo "$swapdev none swap $swapopts 0 0" >>"$root/etc/fstab"
+		echo "RESUME=UUID=$swap_uuid" >"$root/etc/initramfs-tools/conf.d/resume"
 	else
 		guest_conf swap "device = $swapdev"
 		echo "$swapdev none swap $swapopts 0 0" >>"$root/etc/fstab"
 	fi
 	if [ "$gen" = initramfs-tools ]; then
-		[ "$layout" = luks ] || echo "RESUME=none" >"$root/etc/initramfs-tools/conf.d/resume"
+		[ "$layout" = luks ] || [ "$package" = 1 ] ||
+			echo "RESUME=none" >"$root/etc/initramfs-tools/conf.d/resume"
 		# The suite's own: only the modules this guest needs, so
 		# that update-initramfs takes seconds, not minutes.
 		echo "MODULES=list" >"$root/etc/initramfs-tools/conf.d/torpor-vm"
@@ -297,7 +344,18 @@ configure_guest() {
 (set -e; configure_guest) >"$logdir/configure.log" 2>&1
 [ $? = 0 ] || { cat "$logdir/configure.log" >&2; die "configuring the guest failed"; }
 
-if [ "$gen" = initramfs-tools ]; then
+if [ "$package" = 1 ]; then
+	# The previous build, installed with apt in the guest's tree as an
+	# image builder pre-installs a package: its maintainer scripts (the
+	# units enabled; systemd is not running, nothing is started) and its
+	# initramfs trigger, whose initramfs boot 1 starts from.  (In the
+	# guest under TCG each initramfs build costs a minute; the upgrade,
+	# setup and purge are done there.)
+	DEBIAN_FRONTEND=noninteractive in_guest apt-get install -y -o Dpkg::Use-Pty=0 \
+		"/$(cd "$root" && echo var/cache/torpor-vm-deb/torpor_*~vmprev_amd64.deb)" >"$logdir/initramfs.log" 2>&1 &&
+		in_guest dpkg-query -W -f='${Version}\n' torpor | grep -q '~vmprev$' &&
+		in_guest systemctl is-enabled -q torpord.socket
+elif [ "$gen" = initramfs-tools ]; then
 	in_guest update-initramfs -u -k "$kver" >"$logdir/initramfs.log" 2>&1
 else
 	# Built in a chroot: host-only mode would look at this host's disks
@@ -389,7 +447,7 @@ writer_so=swap.so
 [ "$layout" = btrfs ] && writer_so=file.so
 # (luks, btrfs: torpor setup makes the configuration and the initramfs in
 # boot 1.)
-[ "$layout" = swap ] && check_initrd "/boot/initrd.img-$kver"
+[ "$layout" = swap ] && [ "$package" = 0 ] && check_initrd "/boot/initrd.img-$kver"
 
 # make_btrfs_root: the guest's tree as a btrfs partition (mkfs.btrfs
 # --rootdir on an image of its own, copied in at the partition's start).
@@ -430,12 +488,18 @@ if [ "$layout" = luks ]; then
 fi
 
 # boot_file NAME DEST: copy a file out of the disk's /boot (luks: vda1,
-# ext4, which the host can read).
+# ext4, which the host can read; package: the root filesystem's /boot).
+# The guest powered off with the filesystem mounted (or hibernated): its
+# journal is replayed on the copy first, as a mount would, so that a file
+# written just before is read as the guest left it.
 boot_file() {
-	local img=$logdir/boot.part rc=0
-	dd if="$disk" of="$img" bs=1M skip=$((root_start / 2048)) count=$((boot_sectors / 2048)) \
+	local img=$logdir/boot.part rc=0 sectors=$boot_sectors path=/$1
+	[ "$layout" = swap ] && sectors=$root_sectors path=/boot/$1
+	dd if="$disk" of="$img" bs=1M skip=$((root_start / 2048)) count=$((sectors / 2048)) \
 		conv=sparse status=none || rc=1
-	[ "$rc" = 0 ] && debugfs -R "dump /$1 $2" "$img" >/dev/null 2>&1 && [ -s "$2" ] || rc=1
+	# (e2fsck: 0, or 1 when it replayed the journal.)
+	[ "$rc" = 0 ] && { e2fsck -E journal_only -y "$img" >/dev/null 2>&1; [ $? -le 1 ]; } || rc=1
+	[ "$rc" = 0 ] && debugfs -R "dump $path $2" "$img" >/dev/null 2>&1 && [ -s "$2" ] || rc=1
 	rm -f "$img"
 	return $rc
 }
@@ -523,10 +587,11 @@ else
 	mkfs.ext4 -q -F -E offset=$((root_start * 512)) -d "$root" "$disk" \
 		$((root_sectors / 2))k || die "mkfs.ext4 -d failed"
 	truncate -s $((swap_sectors * 512)) "$logdir/swap.img"
-	mkswap -q "$logdir/swap.img" >/dev/null || die "mkswap failed"
+	mkswap -q -U "$swap_uuid" "$logdir/swap.img" >/dev/null || die "mkswap failed"
 	dd if="$logdir/swap.img" of="$disk" bs=4096 count=1 seek=$((swap_start / 8)) \
 		conv=notrunc 2>/dev/null
-	rm -rf "$root"
+	# (package: setup_after_boot lists the initramfs in the tree.)
+	[ "$package" = 1 ] || rm -rf "$root"
 	swapdisk=$logdir/swap.img swap_at=0 disks=("$disk" "$swapdisk")
 	if [ "$stale" = 0 ]; then
 		rm -f "$swapdisk"
@@ -565,7 +630,8 @@ boot() {
 	local n=$1 limit=$(($2 * scale))
 	local append="root=$root_dev ro console=ttyS0 quiet loglevel=4 panic=-1"
 	[ "$layout" = btrfs ] && append="$append rootfstype=btrfs ${boot_words-$resume_words}"
-	[ "$layout" != swap ] && [ "$n" = 1 ] && append="$append torpor.setup=1"
+	{ [ "$layout" != swap ] || [ "$package" = 1 ]; } && [ "$n" = 1 ] && append="$append torpor.setup=1"
+	[ "$package" = 1 ] && append="$append torpor.package=1"
 	# (luks, the swap file: the words torpor setup printed in boot 1.)
 	[ "$layout" = luks ] && append="$append $resume_words"
 	# luks: in boot 1, after the initramfs rebuild (many programs run),
@@ -580,7 +646,7 @@ boot() {
 	note "boot $n (timeout ${limit}s)"
 	qemu_boot "$logdir/boot$n.log" "$limit" "$MEM" "$kernel" "$initrd" "$append" "${disks[@]}"
 	note "boot $n: QEMU exit $boot_rc after ${boot_secs}s"
-	[ "$layout" != swap ] && setup_after_boot "$n"
+	{ [ "$layout" != swap ] || [ "$package" = 1 ]; } && setup_after_boot "$n"
 	[ "$boot_rc" = 124 ] &&
 		fail "boot $n did not power off within ${limit}s; blocked: $(hang_summary "$logdir/boot$n.log")"
 	trouble=$(kernel_trouble "$logdir/boot$n.log") &&
@@ -654,9 +720,75 @@ setup_words() {
 	note "boot 1: the words for the command line: $resume_words"
 }
 
+# line_of BOOT REGEX: the text after "TORPOR-VM: " of the line, for a
+# failure's message.
+line_of() { grep -ah -m1 -E -- "$2" "$logdir/boot$1.log" | sed 's/.*TORPOR-VM: //' | cut -c1-300; }
+
+# package, boot 1: (the previous build installed with apt in the tree)
+# torpor setup --yes, the upgrade to this build with nothing stored (its
+# trigger rebuilt the initramfs that boot 2 resumes from: setup_after_boot).
+check_package_boot1() {
+	local ver
+	ver=$(dpkg-deb -f "${debs[0]}" Version)
+	has 1 "TORPOR-VM: upgrade exit=0 version=$ver\$" ||
+		fail "boot 1: the upgrade to $ver: $(line_of 1 'upgrade exit=')"
+	# dh_installinitramfs's trigger, on the install (in the tree) and on
+	# the upgrade.
+	grep -q '^update-initramfs: Generating' "$logdir/initramfs.log" ||
+		fail "the package's trigger did not build the initramfs on the install"
+	has 1 'TORPOR-VM: upgrade: update-initramfs: Generating' ||
+		fail "boot 1: the package's trigger did not rebuild the initramfs on the upgrade"
+	has 1 'TORPOR-VM: units torpord.socket=enabled/active torpor-resume-location=static' ||
+		fail "boot 1: the package's units: $(line_of 1 'TORPOR-VM: units ')"
+}
+
+# package: boot 2's resumed session (after its checks as a resume)
+# purged torpor and hibernated with the kernel's own hibernation:
+#   boot 3  the kernel's own resume (initramfs-tools' RESUME=, which the
+#           installer wrote and the purge left): the second marker and
+#           data back, no word of torpor, no wait for a resume device
+#           (checked for every boot below: the initramfs looks for the
+#           device before it looks for an image)
+package_boots() {
+	local token2 sum2 data2
+	has 2 'TORPOR-VM: purge exit=0 version=$' ||
+		fail "boot 2: apt purge torpor: $(line_of 2 'purge exit=')"
+	has 2 'TORPOR-VM: purge-files=$' || fail "boot 2: torpor's files left after the purge: $(line_of 2 'purge-files=')"
+	has 2 'TORPOR-VM: purge-dpkg-S=dpkg-query: no path found matching pattern \*torpor\* ?$' ||
+		fail "boot 2: dpkg -S still finds torpor: $(line_of 2 'purge-dpkg-S=')"
+	has 2 'TORPOR-VM: purge-status=(dpkg-query: no packages found matching torpor|[pu]n )$' ||
+		fail "boot 2: after the purge dpkg says: $(line_of 2 'purge-status=')"
+	has 2 'TORPOR-VM: purge-initramfs=$' ||
+		fail "boot 2: the initramfs rebuilt by the purge still holds torpor: $(line_of 2 'purge-initramfs=')"
+	has 2 "TORPOR-VM: purge-resume=RESUME=UUID=$swap_uuid\$" ||
+		fail "boot 2: initramfs-tools' RESUME= after the purge: $(line_of 2 'purge-resume=')"
+	has 2 'TORPOR-VM: purge-units=/lib/systemd/systemd-sleep 0$|TORPOR-VM: purge-units=/usr/lib/systemd/systemd-sleep 0$' ||
+		fail "boot 2: systemd-hibernate.service or torpor's units after the purge: $(line_of 2 'purge-units=')"
+	has 2 "TORPOR-VM: hibernate start \\(the kernel's own\\)" ||
+		fail "boot 2 did not hibernate with the kernel's own hibernation"
+	has 2 'systemctl hibernate refused' && fail "boot 2: logind refused the kernel's own hibernation"
+	# The second marker's line, and the data written for the second cycle.
+	token2=$(grep -h 'MARKER pid=' "$logdir/boot2.log" | grep -v MARKER-AFTER | tail -n 1 | tr ' ' '\n' | sed -n 's/^token=//p')
+	sum2=$(grep -h 'MARKER pid=' "$logdir/boot2.log" | grep -v MARKER-AFTER | tail -n 1 | tr ' ' '\n' | sed -n 's/^sum=//p')
+	data2=$(grep -h 'TORPOR-VM: data=' "$logdir/boot2.log" | tail -n 1 | sed 's/.*TORPOR-VM: data=//')
+	[ -n "$token2" ] && [ "$token2" != "$token" ] || fail "boot 2: no second marker started"
+	[ -n "$data2" ] && [ "$data2" != "$data" ] || fail "boot 2 wrote no new data before the kernel's hibernation"
+	stored_is image || fail "after boot 2 the swap area holds no image of the kernel's"
+	[ "$failures" = 0 ] || return
+	boot_file "initrd.img-$kver" "$initrd" || { fail "boot 2: no initrd.img-$kver in /boot"; return; }
+	boot 3 400
+	has 3 "MARKER-AFTER .*token=$token2 sum=$sum2" ||
+		fail "boot 3: the kernel's own resume did not bring the second marker back (token=$token2 sum=$sum2)"
+	has 3 'TORPOR-VM: resumed hibernate-service=success status=0' ||
+		fail "boot 3: systemd-hibernate.service: $(line_of 3 'TORPOR-VM: resumed')"
+	has 3 "data-after=$data2" || fail "boot 3: the data written before the kernel's hibernation is not there"
+	has 3 'torpor-resume|torpor: ' && fail "boot 3: torpor spoke after its purge: $(grep -ah -m1 -E 'torpor-resume|torpor: ' "$logdir/boot3.log")"
+	stored_is none || fail "after boot 3 the kernel's image is still in the swap area"
+}
+
 # Boot 1: the marker, data on the root filesystem, `systemctl $action`
 # (luks, btrfs: after torpor setup, which rebuilds the initramfs).
-if [ "$layout" != swap ]; then
+if [ "$layout" != swap ] || [ "$package" = 1 ]; then
 	[ "$layout" = luks ] && vm_type_text=$luks_pass
 	boot 1 800
 	has 1 'TORPOR-VM: setup exit=0' ||
@@ -665,6 +797,7 @@ if [ "$layout" != swap ]; then
 		fail "boot 1: torpor setup did not check the new initramfs"
 	note "boot 1: $(grep -h -m1 'TORPOR-VM: setup-status=' "$logdir/boot1.log" | sed 's/.*TORPOR-VM: //')"
 fi
+[ "$package" = 1 ] && check_package_boot1
 if [ "$layout" = btrfs ]; then
 	# zram is never the image's place; the file is NOCOW on btrfs.
 	has 1 'TORPOR-VM: setup: setup: active swap /dev/zram0 is zram, compressed RAM that a power-off empties: never a place for the image' ||
@@ -701,7 +834,7 @@ elif [ "$layout" = luks ]; then
 	[ "$luks_swap" = partition ] && crypt_name=vda3_crypt
 	has 1 "TORPOR-VM: setup: setup: it lies in the dm-crypt mapping $crypt_name: " ||
 		fail "boot 1: torpor setup did not say that the swap space lies in the dm-crypt mapping $crypt_name"
-else
+elif [ "$package" = 0 ]; then
 	boot 1 400
 fi
 boot1_secs=$boot_secs
@@ -942,8 +1075,11 @@ else
 	fi
 
 	# Boot 3: nothing left to resume, a normal boot (corrupt_again: which
-	# then hibernates again, see corrupt_again_boots).
-	if [ "$corrupt" = 0 ]; then
+	# then hibernates again, see corrupt_again_boots; package: the
+	# kernel's own resume, see package_boots).
+	if [ "$package" = 1 ]; then
+		[ "$failures" = 0 ] && package_boots
+	elif [ "$corrupt" = 0 ]; then
 		if [ "$corrupt_again" = 1 ]; then
 			boot_extra="torpor.hibernate=1 torpor.action=hibernate" boot 3 400
 		else

@@ -10,6 +10,10 @@
 # swap only, the image in a NOCOW file on the root) or luks (Debian's
 # encrypted LVM, see distro-case.sh; luks_swap=file: Ubuntu's swap file
 # instead of the swap volume, partition: a LUKS swap partition).
+# package=1 (distro-[RELEASE-]package): torpor from its Debian package,
+# installed, upgraded and purged with apt in the guest, see distro-case.sh.
+# action=deb (distro-[RELEASE-]deb): no guest; the Debian package built
+# and checked with lintian in the release's chroot.
 # Also sets kind, the root filesystem's tarball kind (build-debian.sh),
 # and corrupt_again: after the resume, the normal boot hibernates again
 # and the next boot must refuse that image, damaged by the host (luks,
@@ -18,7 +22,7 @@
 distro_parse() {
 	local what=${1#distro-}
 	release=bookworm gen=initramfs-tools corrupt=0 stale=0 action=hibernate efi=0
-	layout=swap luks_swap=lv
+	layout=swap luks_swap=lv package=0
 	case "$what" in
 	bookworm-* | trixie-* | sid-*) release=${what%%-*} what=${what#*-} ;;
 	esac
@@ -39,9 +43,12 @@ distro_parse() {
 	dracut-luks-lvm) gen=dracut layout=luks ;;
 	luks-swapfile) layout=luks luks_swap=file ;;
 	luks-swap-partition) layout=luks luks_swap=partition ;;
+	package) package=1 ;;
+	deb) action=deb ;;
 	*) echo "distro-case: unknown case '$1'" >&2; return 1 ;;
 	esac
 	kind=$gen corrupt_again=0
+	[ "$action" = deb ] && kind=build
 	[ "$layout" = luks ] && kind=$gen-crypt corrupt_again=1
 	[ "$action" = suspend-then-hibernate ] && [ "$release" = bookworm ] && corrupt_again=1
 	return 0
@@ -99,6 +106,47 @@ distro_build_torpor() {
 			{ tail -30 "$log/ninja.log" >&2
 			  echo "vm: building torpor in the $rel chroot failed (-Werror)" >&2; rc=1; }
 	fi
+	flock -u 8
+	exec 8>&-
+	return $rc
+}
+
+# distro_build_deb RELEASE BUILDDIR LOGDIR: torpor's Debian packages built
+# in RELEASE's chroot (distro_build_torpor first: it unpacks the chroot
+# and sets bchroot) with that release's dpkg-buildpackage and debhelper,
+# then checked with its lintian (an error fails, as scripts/test's check
+# on the host does).  The .deb files are left in BUILDDIR/vm-deb-RELEASE;
+# sets debdir to it.  Built again only when the source changed (its
+# stamp: a digest of the files the build sees).  The unit suite is not
+# run (nocheck): scripts/test runs it on the host.
+distro_build_deb() {
+	local rel=$1 log=$3 key rc=0
+	debdir=$2/vm-deb-$1
+	exec 8>"$bchroot.lock"
+	flock 8
+	mkdir -p "$debdir"
+	rm -rf "$debdir/src"
+	"$srcdir/scripts/deb" --tree "$debdir/src" >"$log/deb-tree.log" 2>&1 ||
+		{ cat "$log/deb-tree.log" >&2; rc=1; }
+	key=$(cd "$debdir/src" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum)
+	if [ "$rc" = 0 ] && [ "$(cat "$debdir/stamp" 2>/dev/null)" != "$key" ]; then
+		rm -f "$debdir"/*.deb "$debdir/stamp"
+		in_build "$debdir" sh -c 'cd /dest/src/torpor-* &&
+			DEB_BUILD_PROFILES=nocheck DEB_BUILD_OPTIONS="nocheck parallel=2" \
+			dpkg-buildpackage -us -uc -b' >"$log/deb-build.log" 2>&1 ||
+			{ tail -30 "$log/deb-build.log" >&2
+			  echo "vm: dpkg-buildpackage in the $rel chroot failed" >&2; rc=1; }
+		if [ "$rc" = 0 ]; then
+			in_build "$debdir" sh -c 'lintian --version && lintian --fail-on error /dest/src/*.changes' \
+				>"$log/lintian.log" 2>&1 ||
+				{ cat "$log/lintian.log" >&2
+				  echo "vm: lintian of the $rel chroot found an error" >&2; rc=1; }
+		fi
+		if [ "$rc" = 0 ]; then
+			mv "$debdir"/src/*.deb "$debdir/" && echo "$key" >"$debdir/stamp" || rc=1
+		fi
+	fi
+	rm -rf "$debdir/src"
 	flock -u 8
 	exec 8>&-
 	return $rc

@@ -4,7 +4,8 @@
 # Build ahead what the distribution cases of the VM suite need and do not
 # test: each release's root filesystems and build chroot (build-debian.sh,
 # cached in TORPOR_VM_CACHE), and torpor built in each release's chroot
-# (BUILDDIR/vm-distro-RELEASE).  scripts/test starts it in the background
+# (BUILDDIR/vm-distro-RELEASE) with its Debian package (BUILDDIR/vm-deb-
+# RELEASE).  scripts/test starts it in the background
 # as soon as the build directory is configured, so that mmdebstrap, bound
 # to one core for most of its run, goes on beside the unit and sanitizer
 # passes instead of inside the first case of each release.  The cases
@@ -43,7 +44,7 @@ for c in "$@"; do
 		releases+=("$release") builds+=("$release build") ;;
 	esac
 	case " ${tarballs[*]/ /:} " in *" $release:$kind "*) ;; *)
-		tarballs+=("$release $kind") ;;
+		[ "$kind" = build ] || tarballs+=("$release $kind") ;;
 	esac
 done
 [ ${#releases[@]} -gt 0 ] || exit 0
@@ -59,6 +60,9 @@ done
 		step_start "torpor-build-$release"
 		distro_build_torpor "$release" "$buildtar" "$srcdir" "$builddir" "$logdir/$release" || rc=1
 		step_end "torpor-build-$release"
+		step_start "deb-build-$release"
+		distro_build_deb "$release" "$builddir" "$logdir/$release" || rc=1
+		step_end "deb-build-$release"
 	done
 	exit $rc
 ) &
