@@ -71,6 +71,10 @@
 # a user would, and setup passes.  Each boot asks for both passphrases.
 # A second swap area on vda4 is encrypted with a new random key at each
 # boot (/dev/urandom in crypttab): setup must pass over it and say why.
+# distro-package installs torpor from its Debian package, upgrades and
+# purges it, then hibernates with the kernel's own hibernation (see
+# package_boots); distro-deb only builds the package in the release's
+# chroot and runs that release's lintian on it.
 # Then the host checks the root filesystem with e2fsck -fn (btrfs check).
 #
 # Usage: distro-case.sh CASE SRCDIR BUILDDIR [LOGDIR]
@@ -78,7 +82,8 @@
 #         distro-stale | distro-stale-root | distro-btrfs |
 #         distro-btrfs-stale-root | distro-luks-lvm | distro-dracut-luks-lvm |
 #         distro-luks-swapfile | distro-luks-swap-partition |
-#         distro-suspend-then-hibernate (and RELEASE-, -efi variants)
+#         distro-suspend-then-hibernate | distro-package | distro-deb
+#         (and RELEASE-, -efi variants; distro-deb boots no guest)
 # Exit: 0 passed, 1 failed, 77 QEMU or the package archive is unreachable.
 # Environment: TORPOR_VM_CACHE (default /var/cache/torpor-vm) keeps the
 # Debian root filesystems; TORPOR_VM_TIMEOUT_SCALE stretches the timeouts;
