@@ -116,8 +116,9 @@ distro_build_torpor() {
 # and sets bchroot) with that release's dpkg-buildpackage and debhelper,
 # then checked with its lintian (an error fails, as scripts/test's check
 # on the host does).  The .deb files are left in BUILDDIR/vm-deb-RELEASE;
-# sets debdir to it.  Built again only when the source changed (its
-# stamp: a digest of the files the build sees).  The unit suite is not
+# sets debdir to it.  Built again only when the source or the chroot
+# changed (its stamp: the chroot's tarball and a digest of the files the
+# build sees).  The unit suite is not
 # run (nocheck): scripts/test runs it on the host.
 distro_build_deb() {
 	local rel=$1 log=$3 key rc=0
@@ -128,7 +129,10 @@ distro_build_deb() {
 	rm -rf "$debdir/src"
 	"$srcdir/scripts/deb" --tree "$debdir/src" >"$log/deb-tree.log" 2>&1 ||
 		{ cat "$log/deb-tree.log" >&2; rc=1; }
-	key=$(cd "$debdir/src" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum)
+	# (And the chroot's tarball: another debhelper or lintian builds and
+	# checks again.)
+	key="$(cat "$bchroot.stamp" 2>/dev/null) $(cd "$debdir/src" &&
+		find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum)"
 	if [ "$rc" = 0 ] && [ "$(cat "$debdir/stamp" 2>/dev/null)" != "$key" ]; then
 		rm -f "$debdir"/*.deb "$debdir/stamp"
 		in_build "$debdir" sh -c 'cd /dest/src/torpor-* &&
