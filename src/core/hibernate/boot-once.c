@@ -127,7 +127,7 @@ grub_set(const struct next_boot *p, struct boot_once *o, char *why,
 	fd = grubenv_open(p->root, now, why, why_size);
 	if (fd < 0)
 		return fd;
-	if (memcmp(now, p->grubenv, sizeof(now)) != 0)
+	if (memcmp(now, p->b.grubenv, sizeof(now)) != 0)
 		r = text_fail(-ESTALE, why, why_size,
 			      "%s/boot/grub/grubenv changed since it was checked: not written",
 			      p->root);

@@ -4,11 +4,8 @@
  * verdict, and the words status, setup and the cycle say it with.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "next-boot.h"
 #include "test-hook.h"
@@ -65,27 +62,6 @@ grub_once_id(const struct boot_menu *m, int i, char *out, size_t size)
 		return 0;
 	}
 	return -ENOENT;
-}
-
-/* The grubenv block the one-shot is built on: boot_once_set() writes
- * only over this very block. */
-static int
-read_grubenv(const char *root, char *block, char *why, size_t size)
-{
-	char path[PATH_MAX];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/boot/grub/grubenv", root);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return text_fail(-errno, why, size, "%s: %s", path,
-				 strerror(errno));
-	n = pread(fd, block, GRUBENV_SIZE, 0);
-	close(fd);
-	if (n != GRUBENV_SIZE)
-		return text_fail(-EIO, why, size, "%s: cannot read it", path);
-	return 0;
 }
 
 /* The loader's name as a user knows it. */
@@ -145,8 +121,9 @@ judge(struct next_boot *p)
 			snprintf(why, sizeof(why),
 				 "the entry of %s cannot be named to GRUB",
 				 p->running);
-		else
-			r = read_grubenv(p->root, p->grubenv, why, sizeof(why));
+		else if (!b->have_grubenv)
+			r = text_fail(-ENOENT, why, sizeof(why),
+				      "%s/boot/grub/grubenv was not read", p->root);
 	} else if (b->can_redirect) {
 		snprintf(p->once_id, sizeof(p->once_id), "%s",
 			 b->menu.e[b->running].id);

@@ -37,7 +37,6 @@ struct next_boot {
 	char running[BOOT_RELEASE_SIZE];
 	char release[BOOT_RELEASE_SIZE]; /* the next boot's, "" unknown */
 	char once_id[BOOT_NAME_SIZE];	/* REDIRECT: what the one-shot names */
-	char grubenv[GRUBENV_SIZE];	/* REDIRECT by GRUB: the block read */
 	char line[1024];	/* what it means, for status and setup */
 	char fix[512];		/* REFUSE: what the user can do */
 };

@@ -1046,11 +1046,13 @@ inspect_grub(const char *root, struct boot_next *b, char *why,
 		       why, why_size);
 	if (r == 0) {
 		r = grubenv_parse(envb, envl, &env, value, sizeof(value));
+		if (r >= 0)
+			memcpy(b->grubenv, envb, GRUBENV_SIZE);
 		free(envb);
 		if (r < 0)
 			return text_fail(r, why, why_size,
 				    "%s/boot/grub/grubenv: %s", root, value);
-		have_env = true;
+		have_env = b->have_grubenv = true;
 	} else if (r != -ENOENT) {
 		return r;
 	}

@@ -79,6 +79,9 @@ struct boot_next {
 	char grub_default[BOOT_NAME_SIZE]; /* /etc/default/grub, "" none */
 	bool can_redirect;	/* a one-shot could be written */
 	char cannot_redirect[BOOT_NAME_SIZE]; /* why not */
+	bool have_grubenv;	/* GRUB: grubenv was read, a valid block */
+	char grubenv[GRUBENV_SIZE]; /* that block, as read: what a one-shot
+				     * is built on and may only replace */
 };
 
 /*
