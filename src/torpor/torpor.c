@@ -23,7 +23,7 @@
 #include "last-cycle.h"
 #include "loader.h"
 #include "log.h"
-#include "names.h"
+#include "plugin-names.h"
 #include "passphrase.h"
 #include "proc.h"
 #include "protocol.h"

@@ -26,7 +26,7 @@
 #include "config.h"
 #include "image-format.h"
 #include "log.h"
-#include "names.h"
+#include "plugin-names.h"
 #include "owner.h"
 #include "snapshot-spec.h"
 

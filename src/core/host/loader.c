@@ -21,7 +21,7 @@
 #include "config.h"
 #include "loader.h"
 #include "log.h"
-#include "names.h"
+#include "plugin-names.h"
 #include "owner.h"
 #include "plugin-call.h"
 

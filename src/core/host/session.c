@@ -12,7 +12,7 @@
 #include "loader.h"
 #include "log.h"
 #include "memroom.h"
-#include "names.h"
+#include "plugin-names.h"
 #include "plugin-call.h"
 #include "pool.h"
 #include "session.h"

@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "log.h"
-#include "names.h"
+#include "plugin-names.h"
 #include "plugin-call.h"
 
 /* Method m of e's kind struct, or NULL when e is of another kind: the

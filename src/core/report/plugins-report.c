@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "json.h"
-#include "names.h"
+#include "plugin-names.h"
 #include "plugin-call.h"
 #include "status.h"
 
