@@ -14,7 +14,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "blockdev.h"
+#include "device-names.h"
 #include "kernel-location.h"
 #include "log.h"
 #include "status.h"

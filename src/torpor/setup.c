@@ -37,10 +37,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "blockdev.h"
+#include "btrfs.h"
 #include "chain.h"
 #include "cli-option.h"
 #include "config.h"
+#include "device-io.h"
+#include "device-names.h"
+#include "dm-stack.h"
+#include "file-map.h"
 #include "host.h"
 #include "initramfs-check.h"
 #include "kernel-location.h"
@@ -51,6 +55,8 @@
 #include "session.h"
 #include "setup.h"
 #include "snapshot.h"
+#include "text.h"
+#include "writer-common.h"
 
 int torpor_setup_main(int argc, char **argv);
 int torpor_file_setup_main(int argc, char **argv);
@@ -67,8 +73,9 @@ int
 read_sys(const struct setup *st, const char *path, char *buf, size_t size)
 {
 	char p[PATH_MAX];
+	ssize_t n = text_read_small(sys_path(st, path, p, sizeof(p)), buf, size);
 
-	return bd_read_text(sys_path(st, path, p, sizeof(p)), buf, size);
+	return n < 0 ? (int)n : 0;
 }
 
 static void

@@ -16,12 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blockdev.h"
 #include "boot-once.h"
 #include "bootloader.h"
 #include "chain.h"
 #include "clock.h"
 #include "cycle.h"
+#include "device-names.h"
 #include "host.h"
 #include "initramfs-check.h"
 #include "log.h"

@@ -20,8 +20,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "blockdev.h"
 #include "config.h"
+#include "device-names.h"
+#include "dm-stack.h"
 #include "elf-needed.h"
 #include "initramfs-check.h"
 #include "initramfs-list.h"

@@ -22,9 +22,10 @@
 
 #include "torpor-build.h"
 
-#include "blockdev.h"
 #include "chain.h"
 #include "cycle.h"
+#include "device-names.h"
+#include "dm-stack.h"
 #include "json.h"
 #include "last-cycle.h"
 #include "log.h"
