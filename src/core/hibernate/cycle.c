@@ -32,7 +32,7 @@
 #include "progress.h"
 #include "root-guard.h"
 #include "snapshot.h"
-#include "stream.h"
+#include "stream-out.h"
 #include "test-hook.h"
 
 struct cycle {
