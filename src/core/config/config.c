@@ -24,10 +24,9 @@
 #include <ini.h>
 
 #include "config.h"
-#include "image-format.h"
 #include "log.h"
-#include "plugin-names.h"
 #include "owner.h"
+#include "plugin-names.h"
 #include "snapshot-spec.h"
 
 #define REASON_MAX		256
@@ -956,7 +955,7 @@ static const struct core_key core_keys[] = {
 	  .optional = true, .offset = FIELD(state_dir),
 	  .set = set_directory, .show = show_string },
 	{ .decl = { .name = "chunk_pages", .type = TORPOR_CONFIG_INT,
-		    .min = 1, .max = IMAGE_MAX_CHUNK_PAGES,
+		    .min = 1, .max = CONFIG_MAX_CHUNK_PAGES,
 		    .default_value = "32",
 		    .help = "pages per chunk" },
 	  .offset = FIELD(chunk_pages),

@@ -20,6 +20,10 @@
 /* The section of the core's own keys. */
 #define CONFIG_CORE_SECTION "torpor"
 
+/* The most pages a chunk may have (`chunk_pages =`): no more than the
+ * image format's IMAGE_MAX_CHUNK_PAGES (the cycle checks that). */
+#define CONFIG_MAX_CHUNK_PAGES 1024
+
 /* The most worker threads `threads =` may ask for. */
 #define CONFIG_MAX_THREADS 256
 /* A year: the longest suspend-then-hibernate stay in RAM ([torpor]

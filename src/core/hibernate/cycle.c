@@ -203,6 +203,11 @@ check_header_room(const struct chain *c, const struct registry *reg,
 	return 0;
 }
 
+/* The configuration's chunk_pages goes into the image header, whose
+ * reader refuses more than the format allows. */
+_Static_assert(CONFIG_MAX_CHUNK_PAGES <= IMAGE_MAX_CHUNK_PAGES,
+	       "every chunk size the configuration takes makes a readable image");
+
 /* The chain built, the plugins initialised for a cycle, memory and the
  * header checked, then every buffer of the stream allocated (and
  * touched). */
