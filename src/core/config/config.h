@@ -185,6 +185,11 @@ int config_number_of(const struct torpor_config_key *k, const char *value,
  */
 int config_parse_size(const char *s, uint64_t *ret);
 
+/* A decimal number, digits only (no sign, no blanks, no base prefix),
+ * that fits 64 bits: 0, -EINVAL or -ERANGE; *ret is untouched on
+ * failure. */
+int config_parse_u64(const char *s, uint64_t *ret);
+
 /*
  * The numbers at the start of s, for parsers of longer text: *ret_end is
  * set after the number (digits, and for a size one suffix, lower case
