@@ -35,6 +35,7 @@
 #include "resume.h"
 #include "session.h"
 #include "snapshot.h"
+#include "write-all.h"
 
 #define MiB (1024.0 * 1024.0)
 #define BENCH_MAX_CHAINS 16
@@ -372,15 +373,14 @@ static int
 write_file(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	size_t len = strlen(text);
-	bool ok;
+	int r;
 
 	if (fd < 0)
 		return log_error_errno(-errno, "bench: cannot create %s: %m", path);
-	ok = write(fd, text, len) == (ssize_t)len;
-	if (close(fd) < 0)
-		ok = false;
-	return ok ? 0 : log_error_errno(-EIO, "bench: cannot write %s", path);
+	r = write_all(fd, text, strlen(text));
+	if (close(fd) < 0 && r >= 0)
+		r = -errno;
+	return r < 0 ? log_error_errno(r, "bench: cannot write %s: %m", path) : 0;
 }
 
 /* The raw writer on the image file (or the device), the sim source, the

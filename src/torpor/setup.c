@@ -56,6 +56,7 @@
 #include "setup.h"
 #include "snapshot.h"
 #include "text.h"
+#include "write-all.h"
 #include "writer-common.h"
 
 int torpor_setup_main(int argc, char **argv);
@@ -815,24 +816,6 @@ keep_backup(int dfd, const char *base, const char *shown)
 	return 0;
 }
 
-/* Write all of text to fd, synced. */
-static int
-write_all(int fd, const char *text)
-{
-	size_t len = strlen(text), off = 0;
-
-	while (off < len) {
-		ssize_t k = write(fd, text + off, len - off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		off += (size_t)k;
-	}
-	return fsync(fd) < 0 ? -errno : 0;
-}
-
 int
 replace_file_at(int dfd, const char *base, const char *text, const char *shown)
 {
@@ -848,8 +831,13 @@ replace_file_at(int dfd, const char *base, const char *text, const char *shown)
 		return log_error_errno(-errno, "setup: cannot create a file beside %s: %m", shown);
 	if ((geteuid() == 0 && fchown(fd, 0, 0) < 0) || fchmod(fd, 0644) < 0)
 		r = log_error_errno(-errno, "setup: cannot make %s root's: %m", tmp);
-	if (r >= 0 && (r = write_all(fd, text)) < 0)
-		log_error_errno(r, "setup: cannot write %s: %m", tmp);
+	if (r >= 0) {
+		r = write_all(fd, text, strlen(text));
+		if (r >= 0 && fsync(fd) < 0)
+			r = -errno;
+		if (r < 0)
+			log_error_errno(r, "setup: cannot write %s: %m", tmp);
+	}
 	close(fd);
 	if (r >= 0 && renameat(dfd, tmp, dfd, base) < 0)
 		r = log_error_errno(-errno, "setup: cannot rename %s to %s: %m", tmp, base);
@@ -920,7 +908,7 @@ dry_run(struct setup *st)
 	if (!st->use_file) {
 		/* Inherited by the child: not close-on-exec. */
 		fd = memfd_create("torpor.conf-setup", 0);
-		if (fd >= 0 && write_all(fd, st->text) == 0) {
+		if (fd >= 0 && write_all(fd, st->text, strlen(st->text)) == 0) {
 			snprintf(conf, sizeof(conf), "/proc/%d/fd/%d", (int)getpid(), fd);
 			if (resume_words(st, conf) == 0)
 				check_boot_loader(st);

@@ -30,6 +30,7 @@
 #include "log.h"
 #include "snapshot.h"
 #include "test-hook.h"
+#include "write-all.h"
 
 /* Where torpor-resume reads its configuration, without the "/". */
 #define CONF_IN_INITRAMFS	(TORPOR_DEFAULT_CONFIG + 1)
@@ -151,8 +152,9 @@ load_copied_config(struct check *c)
 	fd = memfd_create("torpor.conf-in-initramfs", MFD_CLOEXEC);
 	if (fd < 0)
 		return log_error_errno(-errno, "cannot hold the initramfs's torpor.conf: %m");
-	if (write(fd, cap->data, cap->len) != (ssize_t)cap->len) {
-		r = log_error_errno(-errno, "cannot hold the initramfs's torpor.conf: %m");
+	r = write_all(fd, cap->data, cap->len);
+	if (r < 0) {
+		log_error_errno(r, "cannot hold the initramfs's torpor.conf: %m");
 		close(fd);
 		return r;
 	}

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "resume.h"
 #include "snapshot.h"
+#include "write-all.h"
 
 #define TMP_FILE LAST_CYCLE_FILE ".new"
 
@@ -143,22 +144,6 @@ open_state_dir(const char *dir)
 		return -EPERM;
 	}
 	return fd;
-}
-
-static int
-write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t k = write(fd, p, len);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -EIO;
-		p += k;
-		len -= (size_t)k;
-	}
-	return 0;
 }
 
 int
