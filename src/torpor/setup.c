@@ -15,7 +15,9 @@
  *
  * --root DIR reads the system's files (proc/, sys/, etc/, boot/, the
  * generator in usr/sbin) under DIR and writes the configuration there, for
- * tests; devices and files those files name are used as they are.
+ * tests; devices and files those files name are used as they are.  It is
+ * sysroot_set(): what a test build's $TORPOR_TEST_SYSROOT is to every
+ * command, which the tests use.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,29 +57,12 @@
 #include "session.h"
 #include "setup.h"
 #include "snapshot.h"
-#include "text.h"
+#include "sysroot.h"
 #include "write-all.h"
 #include "writer-common.h"
 
 int torpor_setup_main(int argc, char **argv);
 int torpor_file_setup_main(int argc, char **argv);
-
-/* A system path, under --root when given. */
-const char *
-sys_path(const struct setup *st, const char *path, char *buf, size_t size)
-{
-	snprintf(buf, size, "%s%s", st->root ? st->root : "", path);
-	return buf;
-}
-
-int
-read_sys(const struct setup *st, const char *path, char *buf, size_t size)
-{
-	char p[PATH_MAX];
-	ssize_t n = text_read_small(sys_path(st, path, p, sizeof(p)), buf, size);
-
-	return n < 0 ? (int)n : 0;
-}
 
 static void
 setup_usage(FILE *f)
@@ -159,10 +144,12 @@ parse_args(int argc, char **argv, struct setup *st)
 		log_error("setup: --root needs an absolute path, not '%s'", st->root);
 		return -EINVAL;
 	}
+	if (st->root)
+		sysroot_set(st->root);
 	if (st->config)
 		snprintf(st->conf_path, sizeof(st->conf_path), "%s", st->config);
 	else
-		sys_path(st, TORPOR_DEFAULT_CONFIG, st->conf_path,
+		sysroot_path(TORPOR_DEFAULT_CONFIG, st->conf_path,
 			 sizeof(st->conf_path));
 	return 0;
 }
@@ -175,9 +162,9 @@ static int
 check_kernel(const struct setup *st)
 {
 	char lockdown[PATH_MAX], cmdline[PATH_MAX], text[4096];
-	const char *ld = sys_path(st, "/sys/kernel/security/lockdown",
-				  lockdown, sizeof(lockdown));
-	const char *cl = sys_path(st, "/proc/cmdline", cmdline, sizeof(cmdline));
+	const char *ld = sysroot_path("/sys/kernel/security/lockdown",
+				      lockdown, sizeof(lockdown));
+	const char *cl = sysroot_path("/proc/cmdline", cmdline, sizeof(cmdline));
 
 	/* The reasons status and the device's refusal give, and the fix. */
 	switch (snapshot_kernel_block(ld, cl, text, sizeof(text))) {
@@ -192,7 +179,7 @@ check_kernel(const struct setup *st)
 	case SNAPSHOT_BLOCK_NONE:
 		break;
 	}
-	if (read_sys(st, "/sys/power/state", text, sizeof(text)) < 0 ||
+	if (sysroot_read("/sys/power/state", text, sizeof(text)) < 0 ||
 	    !strstr(text, "disk")) {
 		log_error("setup: this kernel cannot hibernate ('disk' is not in /sys/power/state)");
 		return -EOPNOTSUPP;
@@ -216,7 +203,7 @@ find_generator(struct setup *st, bool required)
 	if (uname(&st->uts) < 0)
 		return log_error_errno(-errno, "setup: uname: %m");
 	for (i = 0; i < sizeof(gens) / sizeof(gens[0]); i++) {
-		sys_path(st, gens[i].path, st->generator_path,
+		sysroot_path(gens[i].path, st->generator_path,
 			 sizeof(st->generator_path));
 		if (access(st->generator_path, X_OK) == 0) {
 			st->generator[0] = st->generator_path;
@@ -239,7 +226,7 @@ mem_total(const struct setup *st)
 	char text[8192], *p;
 	uint64_t kib = 0;
 
-	if (read_sys(st, "/proc/meminfo", text, sizeof(text)) < 0)
+	if (sysroot_read("/proc/meminfo", text, sizeof(text)) < 0)
 		return 0;
 	p = strstr(text, "MemTotal:");
 	if (p && sscanf(p, "MemTotal: %" SCNu64, &kib) != 1)
@@ -330,7 +317,7 @@ find_swap(struct setup *st)
 	char text[16384], *line, *save = NULL;
 	uint64_t best = 0;
 
-	if (read_sys(st, "/proc/swaps", text, sizeof(text)) < 0)
+	if (sysroot_read("/proc/swaps", text, sizeof(text)) < 0)
 		return -ENOENT;
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -346,7 +333,7 @@ find_swap(struct setup *st)
 			       name);
 			continue;
 		}
-		if (bd_random_key_swap(st->root ? st->root : "", name, entry,
+		if (bd_random_key_swap(sysroot(), name, entry,
 				       sizeof(entry)) == 1) {
 			printf("setup: active swap %s is encrypted with a new random key at each boot (/etc/crypttab: %s): an image there could not be read after the power-off: never a place for the image\n",
 			       name, entry);
@@ -433,7 +420,7 @@ plan_file(struct setup *st)
 	uint64_t free_bytes;
 
 	st->use_file = true;
-	sys_path(st, SETUP_FILE_PATH, st->file_path, sizeof(st->file_path));
+	sysroot_path(SETUP_FILE_PATH, st->file_path, sizeof(st->file_path));
 	st->file_size = bd_round_up(st->need, 1u << 20);
 	if (st->size && (config_parse_size(st->size, &st->file_size) < 0 ||
 			 st->file_size < BD_FILE_MIN_SIZE)) {
@@ -474,7 +461,7 @@ say_stack(const struct setup *st)
 
 	if (!st->device_rdev)
 		return;
-	bd_dm_stack(st->root ? st->root : "", st->device_rdev, &dm);
+	bd_dm_stack(sysroot(), st->device_rdev, &dm);
 	if (dm.n_lvm)
 		printf("setup: %s the LVM volume %s: the initramfs must activate it (lvm2)\n",
 		       st->device_in_fs ? "its filesystem is on" : "it is", dm.lvm[0]);
@@ -720,12 +707,12 @@ judge_words(const struct setup *st, const char *where, const char *cmdline)
 /* GRUB_CMDLINE_LINUX and GRUB_CMDLINE_LINUX_DEFAULT of /etc/default/grub,
  * into buf; -ENOENT. */
 int
-grub_cmdline(const struct setup *st, char *buf, size_t size)
+grub_cmdline(char *buf, size_t size)
 {
 	char text[16384], *line, *save = NULL;
 	size_t used = 0;
 
-	if (read_sys(st, "/etc/default/grub", text, sizeof(text)) < 0)
+	if (sysroot_read("/etc/default/grub", text, sizeof(text)) < 0)
 		return -ENOENT;
 	buf[0] = '\0';
 	for (line = strtok_r(text, "\n", &save); line;
@@ -754,9 +741,9 @@ check_boot_loader(const struct setup *st)
 
 	if (!st->words[0])
 		return;
-	if (read_sys(st, "/proc/cmdline", text, sizeof(text)) == 0)
+	if (sysroot_read("/proc/cmdline", text, sizeof(text)) >= 0)
 		judge_words(st, "the running kernel's command line", text);
-	if (grub_cmdline(st, text, sizeof(text)) == 0)
+	if (grub_cmdline(text, sizeof(text)) == 0)
 		judge_words(st, "GRUB_CMDLINE_LINUX in /etc/default/grub (the next boot; setup does not edit it, run update-grub after a change)",
 			    text);
 	else if (kernel_location_words_needed(st->words))
@@ -960,7 +947,7 @@ check_new_initramfs(const struct setup *st)
 		printf("setup: [torpor] initramfs = none: the initramfs is not checked\n");
 	else if (r >= 0) {
 		r = initramfs_check(&s, &(struct initramfs_check_options){
-			.boot_dir = sys_path(st, "/boot", boot, sizeof(boot)),
+			.boot_dir = sysroot_path("/boot", boot, sizeof(boot)),
 			.required = true });
 		if (r >= 0)
 			printf("setup: the new initramfs holds what a resume needs\n");
@@ -975,7 +962,7 @@ print_logind(const struct setup *st)
 {
 	struct logind_view v;
 
-	logind_view(&v, st->root ? st->root : "", st->words);
+	logind_view(&v, sysroot(), st->words);
 	printf("setup: logind's CanHibernate: %s: %s\n", v.answer, v.why);
 }
 
@@ -990,7 +977,7 @@ print_next_boot(const struct setup *st)
 
 	if (!nb)
 		return NEXT_BOOT_UNKNOWN;
-	next_boot_plan(st->root ? st->root : "", st->uts.release, nb);
+	next_boot_plan(sysroot(), st->uts.release, nb);
 	printf("setup: next boot: %s\n", nb->line);
 	if (nb->verdict == NEXT_BOOT_REFUSE)
 		printf("setup: until then torpor hibernate refuses: %s\n",
@@ -1044,7 +1031,7 @@ apply(struct setup *st, enum next_boot_verdict next)
 	 * not run at this one, which had no configuration yet. */
 	if (st->words[0]) {
 		printf("setup: handing the image's location to the running kernel, as torpor-resume-location.service does at each boot\n");
-		if (kernel_location_apply_root(st->root ? st->root : "", st->words) < 0)
+		if (kernel_location_apply(st->words) < 0)
 			log_warning("setup: the running kernel has no resume device from torpor until the next boot: logind may not offer hibernation before it (see torpor status)");
 	}
 	printf("setup: done: 'systemctl hibernate' goes through torpor%s\n",

@@ -51,10 +51,6 @@ struct setup {
 	char words[1024];		/* kernel command line words */
 };
 
-/* A system path, under --root when given. */
-const char *sys_path(const struct setup *st, const char *path, char *buf,
-		     size_t size);
-int read_sys(const struct setup *st, const char *path, char *buf, size_t size);
 /* The initramfs generator into st->generator; -ENOENT (said, as an error
  * when required). */
 int find_generator(struct setup *st, bool required);
@@ -68,7 +64,7 @@ int location_of(struct setup *st, const char *conf);
 /* The resume= and resume_offset= words of a command line, into buf. */
 void location_words(const char *cmdline, char *buf, size_t size);
 /* GRUB_CMDLINE_LINUX and _DEFAULT of /etc/default/grub; -ENOENT. */
-int grub_cmdline(const struct setup *st, char *buf, size_t size);
+int grub_cmdline(char *buf, size_t size);
 /* text into dfd/base atomically: a new file (root's, 0644) renamed over
  * the old one; shown names it in messages. */
 int replace_file_at(int dfd, const char *base, const char *text,

@@ -43,7 +43,7 @@
 #include "log.h"
 #include "plugin-call.h"
 #include "session.h"
-#include "status.h"
+#include "sysroot.h"
 #include "text.h"
 
 #include "suspend-then-hibernate.h"
@@ -514,7 +514,7 @@ close_session(struct s2h *st)
 static void
 set_paths(struct s2h *st)
 {
-	const char *root = status_sysroot();
+	const char *root = sysroot();
 
 	snprintf(st->state, sizeof(st->state), "%s/sys/power/state", root);
 	snprintf(st->mem_sleep, sizeof(st->mem_sleep), "%s/sys/power/mem_sleep",
@@ -552,7 +552,7 @@ torpor_suspend_then_hibernate(const struct s2h_args *a)
 	set_paths(&st);
 	if (open_session(&st, a) < 0)
 		return EXIT_FAILURE;
-	read_sleep_conf(status_sysroot(), &sc);
+	read_sleep_conf(sysroot(), &sc);
 	r = choose_delay(a, st.s.config, &sc, &st.delay, from, sizeof(from));
 	if (r >= 0 && st.delay > 0)
 		r = check_machine(&st, &sc);

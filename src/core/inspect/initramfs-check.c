@@ -29,7 +29,7 @@
 #include "loader.h"
 #include "log.h"
 #include "snapshot.h"
-#include "test-hook.h"
+#include "sysroot.h"
 #include "write-all.h"
 
 /* Where torpor-resume reads its configuration, without the "/". */
@@ -325,7 +325,7 @@ check_unlock(struct check *c)
 
 	if (!dev)
 		return;
-	bd_dm_stack(test_hook_path("TORPOR_TEST_SYSROOT", ""), dev, &st);
+	bd_dm_stack(sysroot(), dev, &st);
 	if (st.n_crypt && !has_file_named(c, "cryptsetup") &&
 	    !has_file_named(c, "systemd-cryptsetup"))
 		problem(c, "it has no cryptsetup, and the image's device lies in the dm-crypt mapping %s: install cryptsetup-initramfs (initramfs-tools), or add dracut's crypt module",

@@ -36,7 +36,7 @@
 #include "resume.h"
 #include "snapshot.h"
 #include "status.h"
-#include "test-hook.h"
+#include "sysroot.h"
 #include "text.h"
 
 #define MAX_REASONS 8
@@ -127,30 +127,6 @@ add_reason(struct status *st, const char *fmt, ...)
 	va_end(ap);
 }
 
-/*
- * The root of the kernel's files (/sys, /proc, /run).  A test build
- * (-Dtests=enabled) honours $TORPOR_TEST_SYSROOT, so that the tests can
- * show a lockdown, a command line or a secretmem user that this machine
- * does not have; a build for use never reads it.
- */
-static const char *
-sysroot(void)
-{
-	return test_hook_path("TORPOR_TEST_SYSROOT", "");
-}
-
-const char *
-status_sysroot(void)
-{
-	return sysroot();
-}
-
-static void
-sys_path(char *buf, size_t size, const char *path)
-{
-	snprintf(buf, size, "%s%s", sysroot(), path);
-}
-
 /* The kernel's checks apply to the kernel source; the tests make the sim
  * take them too by faking the kernel's files. */
 static bool
@@ -186,7 +162,7 @@ check_daemon(struct status *st, const struct status_daemon *daemon)
 	if (daemon && daemon->socket)
 		snprintf(st->socket, sizeof(st->socket), "%s", daemon->socket);
 	else
-		sys_path(st->socket, sizeof(st->socket), STATUS_DAEMON_SOCKET);
+		sysroot_path(STATUS_DAEMON_SOCKET, st->socket, sizeof(st->socket));
 	if (daemon && daemon->self) {
 		st->daemon_running = true;
 		return;
@@ -238,7 +214,7 @@ secretmem_user(void)
 	unsigned n = 0;
 	DIR *dir;
 
-	sys_path(path, sizeof(path), "/proc");
+	sysroot_path("/proc", path, sizeof(path));
 	dir = opendir(path);
 	if (!dir)
 		return 0;
@@ -275,14 +251,14 @@ check_kernel(struct status *st)
 
 	if (!kernel_checks_apply(st))
 		return;
-	sys_path(lockdown, sizeof(lockdown), "/sys/kernel/security/lockdown");
-	sys_path(cmdline, sizeof(cmdline), "/proc/cmdline");
+	sysroot_path("/sys/kernel/security/lockdown", lockdown, sizeof(lockdown));
+	sysroot_path("/proc/cmdline", cmdline, sizeof(cmdline));
 	if (snapshot_kernel_block(lockdown, cmdline, why, sizeof(why)) !=
 	    SNAPSHOT_BLOCK_NONE) {
 		add_reason(st, "%s", why);
 		return;
 	}
-	sys_path(state, sizeof(state), "/sys/power/state");
+	sysroot_path("/sys/power/state", state, sizeof(state));
 	if (text_read_small(state, text, sizeof(text)) < 0 || strstr(text, "disk"))
 		return;
 	pid = secretmem_user();
@@ -344,7 +320,7 @@ find_zram(struct status *st)
 	char path[PATH_MAX], text[16384], *line, *save = NULL;
 	size_t used = 0;
 
-	sys_path(path, sizeof(path), "/proc/swaps");
+	sysroot_path("/proc/swaps", path, sizeof(path));
 	if (text_read_small(path, text, sizeof(text)) <= 0)
 		return;
 	for (line = strtok_r(text, "\n", &save); line;
@@ -374,7 +350,7 @@ estimate_sizes(struct status *st)
 	uint64_t total, avail;
 	char path[PATH_MAX];
 
-	sys_path(path, sizeof(path), "/sys/power/image_size");
+	sysroot_path("/sys/power/image_size", path, sizeof(path));
 	st->image_size_pref = read_number(path);
 	total = proc_meminfo("MemTotal");
 	avail = proc_meminfo("MemAvailable");
