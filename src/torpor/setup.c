@@ -47,6 +47,7 @@
 #include "device-names.h"
 #include "dm-stack.h"
 #include "file-map.h"
+#include "hibernation-available.h"
 #include "host.h"
 #include "initramfs-check.h"
 #include "kernel-location.h"
@@ -154,37 +155,33 @@ parse_args(int argc, char **argv, struct setup *st)
 	return 0;
 }
 
-/* Whether word (up to a blank) is one of the words of the command line. */
-
-/* Where the kernel refuses hibernation: lockdown, nohibernate, no disk
- * state. */
+/* Where the kernel refuses hibernation (hibernation-available.h), with
+ * what to do about it. */
 static int
-check_kernel(const struct setup *st)
+check_kernel(void)
 {
-	char lockdown[PATH_MAX], cmdline[PATH_MAX], text[4096];
-	const char *ld = sysroot_path("/sys/kernel/security/lockdown",
-				      lockdown, sizeof(lockdown));
-	const char *cl = sysroot_path("/proc/cmdline", cmdline, sizeof(cmdline));
+	char why[4096];
 
-	/* The reasons status and the device's refusal give, and the fix. */
-	switch (snapshot_kernel_block(ld, cl, text, sizeof(text))) {
-	case SNAPSHOT_BLOCK_LOCKDOWN:
+	switch (hibernation_available(why, sizeof(why))) {
+	case HIBERNATION_AVAILABLE:
+		return 0;
+	case HIBERNATION_LOCKDOWN:
 		log_error("setup: %s: the kernel refuses hibernation to a writable image.  Boot without lockdown to hibernate",
-			  text);
+			  why);
 		return -EPERM;
-	case SNAPSHOT_BLOCK_CMDLINE:
+	case HIBERNATION_CMDLINE:
 		log_error("setup: %s: remove it from the kernel command line first",
-			  text);
+			  why);
 		return -EPERM;
-	case SNAPSHOT_BLOCK_NONE:
+	case HIBERNATION_SECRETMEM:
+		log_error("setup: %s: run setup again once it has ended", why);
+		return -EOPNOTSUPP;
+	case HIBERNATION_STATE_UNREAD:
+	case HIBERNATION_NO_DISK:
 		break;
 	}
-	if (sysroot_read("/sys/power/state", text, sizeof(text)) < 0 ||
-	    !strstr(text, "disk")) {
-		log_error("setup: this kernel cannot hibernate ('disk' is not in /sys/power/state)");
-		return -EOPNOTSUPP;
-	}
-	return 0;
+	log_error("setup: this kernel cannot hibernate ('disk' is not in /sys/power/state)");
+	return -EOPNOTSUPP;
 }
 
 /* update-initramfs (initramfs-tools) first, else dracut; for the running
@@ -1051,7 +1048,7 @@ plan(struct setup *st)
 		log_error("setup: it writes the configuration and rebuilds the initramfs, which needs root: sudo torpor setup (torpor setup --dry-run says what it would do)");
 		return -EPERM;
 	}
-	r = check_kernel(st);
+	r = check_kernel();
 	if (r >= 0)
 		r = find_generator(st, true);
 	if (r < 0)

@@ -198,6 +198,15 @@ refused "nohibernate" "'nohibernate' on the kernel command line: remove it from 
 make_root
 printf 'BOOT_IMAGE=/vmlinuz\thibernate=no\n' >"$ROOT/proc/cmdline"
 refused "hibernate=no" "'nohibernate' on the kernel command line: remove it"
+# No "disk" in the power states: a process holding secretmem, which
+# status names too, else no cause seen.
+make_root
+echo "freeze mem" >"$ROOT/sys/power/state"
+mkdir -p "$ROOT/proc/4242"
+echo "7f0000000000-7f0000001000 rw-s 00000000 00:01 77 /secretmem (deleted)" >"$ROOT/proc/4242/maps"
+refused "secretmem" "disabled while secretmem is in use \\(process 4242 holds memfd_secret memory\\): run setup again once it has ended"
+rm -r "$ROOT/proc/4242"
+refused "no disk" "this kernel cannot hibernate \\('disk' is not in /sys/power/state\\)"
 make_root
 rm "$ROOT/usr/sbin/update-initramfs"
 refused "no generator" 'no initramfs generator \(update-initramfs or dracut\)'

@@ -7,7 +7,6 @@
  * written from it at the end.  Messages the steps cause are captured
  * (log_capture) and become reasons in the report, not lines on stderr.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
@@ -24,6 +23,7 @@
 
 #include "chain.h"
 #include "cycle.h"
+#include "hibernation-available.h"
 #include "device-names.h"
 #include "dm-stack.h"
 #include "json.h"
@@ -43,8 +43,6 @@
 #define REASON_SIZE 512
 /* Bound of what plugins say about themselves (seed 009's debug buffer). */
 #define DEBUG_INFO_MAX 16384
-/* The processes looked at for secretmem, at most. */
-#define MAX_PROCESSES 65536
 /* The sim without a test root: no boot is involved. */
 #define NEXT_BOOT_NOT_LOOKED_AT \
 	"not looked at: the simulated snapshot device resumes without a boot"
@@ -203,71 +201,26 @@ check_config(struct status *st)
 	st->config_valid = true;
 }
 
-/* A process that holds secretmem (a mapping or a descriptor); its pid,
- * 0 when none was seen. */
-static long
-secretmem_user(void)
-{
-	char path[PATH_MAX], line[512];
-	struct dirent *d;
-	long pid = 0;
-	unsigned n = 0;
-	DIR *dir;
-
-	sysroot_path("/proc", path, sizeof(path));
-	dir = opendir(path);
-	if (!dir)
-		return 0;
-	while (!pid && (d = readdir(dir)) && n++ < MAX_PROCESSES) {
-		FILE *f;
-
-		if (d->d_name[0] < '1' || d->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "%s/proc/%s/maps", sysroot(),
-			 d->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f))
-			if (strstr(line, "/secretmem")) {
-				pid = strtol(d->d_name, NULL, 10);
-				break;
-			}
-		fclose(f);
-	}
-	closedir(dir);
-	return pid;
-}
-
-/* What the kernel says: lockdown, nohibernate, and /sys/power/state,
- * which lists "disk" only while hibernation is available (the kernel's
- * own hibernation_available(): lockdown, nohibernate, secretmem). */
+/* What the kernel says (hibernation-available.h): lockdown, nohibernate,
+ * secretmem, no hibernation at all. */
 static void
 check_kernel(struct status *st)
 {
-	char lockdown[PATH_MAX], cmdline[PATH_MAX], state[PATH_MAX];
-	char why[REASON_SIZE], text[256];
-	long pid;
+	char why[REASON_SIZE];
 
 	if (!kernel_checks_apply(st))
 		return;
-	sysroot_path("/sys/kernel/security/lockdown", lockdown, sizeof(lockdown));
-	sysroot_path("/proc/cmdline", cmdline, sizeof(cmdline));
-	if (snapshot_kernel_block(lockdown, cmdline, why, sizeof(why)) !=
-	    SNAPSHOT_BLOCK_NONE) {
+	switch (hibernation_available(why, sizeof(why))) {
+	case HIBERNATION_AVAILABLE:
+	case HIBERNATION_STATE_UNREAD:
+		break;
+	case HIBERNATION_LOCKDOWN:
+	case HIBERNATION_CMDLINE:
+	case HIBERNATION_SECRETMEM:
+	case HIBERNATION_NO_DISK:
 		add_reason(st, "%s", why);
-		return;
+		break;
 	}
-	sysroot_path("/sys/power/state", state, sizeof(state));
-	if (text_read_small(state, text, sizeof(text)) < 0 || strstr(text, "disk"))
-		return;
-	pid = secretmem_user();
-	if (pid)
-		add_reason(st, "hibernation is disabled while secretmem is in use (process %ld holds memfd_secret memory)",
-			   pid);
-	else
-		add_reason(st, "the kernel offers no hibernation now (%s has no 'disk': a kernel without CONFIG_HIBERNATION, or secretmem in use by a process this user cannot see)",
-			   state);
 }
 
 /* The snapshot device exists (the kernel source). */
