@@ -130,7 +130,7 @@ parse_args(int argc, char **argv, struct setup *st)
 /* Where the kernel refuses hibernation (hibernation-available.h), with
  * what to do about it. */
 static int
-check_kernel(void)
+check_hibernation_available(void)
 {
 	char why[4096];
 
@@ -253,7 +253,7 @@ plan(struct setup *st)
 		log_error("setup: it writes the configuration and rebuilds the initramfs, which needs root: sudo torpor setup (torpor setup --dry-run says what it would do)");
 		return -EPERM;
 	}
-	r = check_kernel();
+	r = check_hibernation_available();
 	if (r >= 0)
 		r = find_generator(st, true);
 	if (r < 0)
