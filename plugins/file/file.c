@@ -29,7 +29,13 @@
 #include <torpor/plugin.h>
 #include <torpor/plugin-util.h>
 
-#include "blockdev.h"
+#include "block-stream.h"
+#include "device-io.h"
+#include "file-map.h"
+#include "image-layout.h"
+#include "in-use.h"
+#include "run-list.h"
+#include "writer-common.h"
 
 #define SIG_MAGIC "TORPORF1"
 /* Block 0 after resume's consume(): the same index block under this magic

@@ -31,7 +31,10 @@
 #include <torpor/plugin.h>
 #include <torpor/plugin-util.h>
 
-#include "blockdev.h"
+#include "device-io.h"
+#include "device-names.h"
+#include "image-layout.h"
+#include "in-use.h"
 
 #include "raw-format.h"
 

@@ -6,7 +6,7 @@
  * adds one, and a read-write mount commits at the latest when it is
  * unmounted) and whether a tree log waits to be replayed (an fsync since
  * the last commit).  Read-only, one bounded O_DIRECT read of the primary
- * copy at 64 KiB.  See blockdev.h.
+ * copy at 64 KiB.  See btrfs-super.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +20,9 @@
 
 #include <torpor/plugin-util.h>
 
-#include "blockdev.h"
+#include "btrfs-super.h"
+#include "btrfs.h"
+#include "device-names.h"
 
 /* Offsets in the superblock (the kernel's struct btrfs_super_block). */
 #define BTRFS_SB_OFFSET		65536

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Files on btrfs (see blockdev.h, "files on btrfs").  FIEMAP on btrfs gives
+ * Files on btrfs (see btrfs.h).  FIEMAP on btrfs gives
  * btrfs logical addresses: one address space over all the filesystem's
  * devices, cut into chunks, each placed on one or more devices by the
  * chunk tree.  A file can hold an image only where that placement is one
@@ -24,7 +24,8 @@
 
 #include <torpor/plugin-util.h>
 
-#include "blockdev.h"
+#include "btrfs.h"
+#include "run-list.h"
 
 /* A filesystem with more chunks than this is refused rather than read
  * whole: 1 GiB data chunks make it 64 TiB of data. */

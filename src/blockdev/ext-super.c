@@ -3,7 +3,7 @@
  * The few facts of an ext2/3/4 superblock that say whether a filesystem
  * was mounted since a moment: its UUID, last mount time and mount count
  * (the root-filesystem guard, doc/image-format.md).  Read-only, one
- * bounded read of BD_EXT_SUPER_END bytes.  See blockdev.h.
+ * bounded read of BD_EXT_SUPER_END bytes.  See ext-super.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,8 @@
 
 #include <torpor/plugin-util.h>
 
-#include "blockdev.h"
+#include "device-names.h"
+#include "ext-super.h"
 
 /* The superblock starts 1024 bytes into the device; offsets from there
  * (the kernel's struct ext4_super_block). */

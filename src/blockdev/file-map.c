@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Files whose blocks hold an image: their block map (FIEMAP) and the
- * filesystems whose block maps cannot be trusted; see blockdev.h.
+ * filesystems whose block maps cannot be trusted; see file-map.h.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,7 +16,10 @@
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
-#include "blockdev.h"
+#include "btrfs.h"
+#include "device-names.h"
+#include "file-map.h"
+#include "run-list.h"
 
 
 static const struct {

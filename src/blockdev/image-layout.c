@@ -2,7 +2,7 @@
 /*
  * The on-disk pointers of the swap and file writers: the writer blob (the
  * data stream's runs), the index block (where the header lies) and the
- * image they describe once read back; see blockdev.h.
+ * image they describe once read back; see image-layout.h.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,16 +13,18 @@
 
 #include <torpor/plugin-util.h>
 
-#include "blockdev.h"
 #include "crc32c.h"
+#include "device-io.h"
+#include "image-layout.h"
+#include "run-list.h"
 
-/* The writer blob (see blockdev.h). */
+/* The writer blob (see image-layout.h). */
 #define BLOB_MAGIC "TPRM"
 #define BLOB_VERSION 1u
 #define BLOB_CRC_AT 20
 #define BLOB_RUNS_AT 24
 
-/* The index block (see blockdev.h). */
+/* The index block (see image-layout.h). */
 #define INDEX_VERSION 1u
 #define INDEX_CRC_AT 12
 #define INDEX_RUNS_AT 128

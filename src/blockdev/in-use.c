@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Whether a block device or file is someone else's, and whether a file
- * that will hold a copy of memory is private; see blockdev.h.
+ * that will hold a copy of memory is private; see in-use.h.
  *
  * A writer that writes to a device directly opens it with O_EXCL (the
  * kernel then refuses a device that is mounted, held by device-mapper or
@@ -21,7 +21,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "blockdev.h"
+#include "in-use.h"
+#include "text.h"
 
 #define MAX_PARTS 64
 
@@ -60,7 +61,7 @@ add_partitions(const char *dir, struct dev_set *s)
 			continue;
 		if ((size_t)snprintf(p, sizeof(p), "%s/%s/dev", dir,
 				     de->d_name) >= sizeof(p) ||
-		    bd_read_text(p, text, sizeof(text)) < 0 ||
+		    text_read_small(p, text, sizeof(text)) < 0 ||
 		    sscanf(text, "%u:%u", &ma, &mi) != 2)
 			continue;
 		s->dev[s->n] = makedev(ma, mi);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Run lists: where logical bytes lie on a device; see blockdev.h.
+ * Run lists: where logical bytes lie on a device; see run-list.h.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "blockdev.h"
+#include "device-io.h"
+#include "run-list.h"
 
 void
 bd_map_clear(struct bd_map *m)

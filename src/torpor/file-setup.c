@@ -36,7 +36,12 @@
 
 /* The block-device library the file writer links: the checks here must be
  * exactly the ones the writer applies. */
-#include "blockdev.h"
+#include "btrfs.h"
+#include "device-io.h"
+#include "file-map.h"
+#include "in-use.h"
+#include "run-list.h"
+#include "writer-common.h"
 
 int torpor_file_setup_main(int argc, char **argv);
 

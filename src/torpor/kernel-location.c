@@ -14,10 +14,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "blockdev.h"
+#include "device-names.h"
 #include "kernel-location.h"
 #include "log.h"
-#include "status.h"
+#include "sysroot.h"
 #include "text.h"
 
 static int
@@ -40,12 +40,7 @@ write_sys(const char *root, const char *file, const char *value)
 int
 kernel_location_apply(const char *words)
 {
-	return kernel_location_apply_root(status_sysroot(), words);
-}
-
-int
-kernel_location_apply_root(const char *root, const char *words)
-{
+	const char *root = sysroot();
 	char spec[PATH_MAX], node[PATH_MAX], offset[32], devno[32];
 	dev_t dev;
 	char *end;

@@ -14,12 +14,10 @@
  * gives it torpor's without a resume= word that the kernel, the
  * initramfs or the initrd's systemd would act on at the next boot.
  * (Writing /sys/power/resume makes the kernel look there for an image of
- * its own; torpor's signature is not one.)  Returns 0 or -errno, logged.
+ * its own; torpor's signature is not one.)  /sys is sysroot()'s.  Returns
+ * 0 or -errno, logged.
  */
 int kernel_location_apply(const char *words);
-
-/* The same with /sys under root ("" for the running system's). */
-int kernel_location_apply_root(const char *root, const char *words);
 
 /*
  * Whether the next boot needs the location words on its kernel command

@@ -28,6 +28,7 @@
 #include "host.h"
 #include "log.h"
 #include "passphrase.h"
+#include "write-all.h"
 
 #include "crypt-key.h"
 #include "keygen.h"
@@ -131,8 +132,6 @@ write_key_file(const char *dir, const char *name, const void *data,
 	       size_t len, mode_t mode, bool force)
 {
 	char path[PATH_MAX], tmp[PATH_MAX];
-	const uint8_t *p = data;
-	size_t done = 0;
 	int fd, r;
 
 	r = join(path, sizeof(path), dir, name);
@@ -153,16 +152,10 @@ write_key_file(const char *dir, const char *name, const void *data,
 		r = log_error_errno(-errno, "keygen: chown %s: %m", tmp);
 		goto fail;
 	}
-	while (done < len) {
-		ssize_t n = write(fd, p + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = log_error_errno(-errno, "keygen: writing %s: %m", tmp);
-			goto fail;
-		}
-		done += (size_t)n;
+	r = write_all(fd, data, len);
+	if (r < 0) {
+		log_error_errno(r, "keygen: writing %s: %m", tmp);
+		goto fail;
 	}
 	if (fsync(fd) < 0) {
 		r = log_error_errno(-errno, "keygen: syncing %s: %m", tmp);

@@ -34,6 +34,7 @@
 #include "kernel-location.h"
 #include "log.h"
 #include "setup.h"
+#include "sysroot.h"
 
 #define RESUME_CONF_DIR	"/etc/initramfs-tools/conf.d"
 #define RESUME_CONF	"resume"
@@ -232,7 +233,7 @@ plan_resume_conf(struct undo *u)
 	bool other = false;
 	int r;
 
-	sys_path(u->st, RESUME_CONF_DIR, u->resume_path, sizeof(u->resume_path));
+	sysroot_path(RESUME_CONF_DIR, u->resume_path, sizeof(u->resume_path));
 	u->resume_dfd = open_owned_dir(u->resume_path);
 	if (u->resume_dfd == -ENOENT)
 		return 0;
@@ -317,9 +318,9 @@ say_boot_loader(const struct undo *u)
 {
 	char text[4096];
 
-	if (read_sys(u->st, "/proc/cmdline", text, sizeof(text)) == 0)
+	if (sysroot_read("/proc/cmdline", text, sizeof(text)) >= 0)
 		judge_line(u, "the running kernel's command line", text);
-	if (grub_cmdline(u->st, text, sizeof(text)) == 0)
+	if (grub_cmdline(text, sizeof(text)) == 0)
 		judge_line(u, "GRUB_CMDLINE_LINUX in /etc/default/grub (the next boot; edit it by hand, then run update-grub)",
 			   text);
 	else if (u->words_needed)

@@ -17,7 +17,7 @@
 #include "log.h"
 #include "session.h"
 #include "stale.h"
-#include "status.h"
+#include "sysroot.h"
 
 /* Written by torpor-initrd-resume (initramfs/common), which names it too:
  * one word, what the initramfs did.  /run survives the switch to the root. */
@@ -40,7 +40,7 @@ initrd_reason(char *buf, size_t size)
 	FILE *f;
 	size_t i;
 
-	snprintf(path, sizeof(path), "%s%s", status_sysroot(), INITRD_RESULT);
+	snprintf(path, sizeof(path), "%s%s", sysroot(), INITRD_RESULT);
 	f = fopen(path, "re");
 	if (!f)
 		return "the initramfs did not run torpor-resume (is torpor in it? rebuild it: update-initramfs -u, dracut -f)";

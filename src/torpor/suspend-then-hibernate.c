@@ -38,13 +38,13 @@
 
 #include <ini.h>
 
-#include "blockdev.h"
 #include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "plugin-call.h"
 #include "session.h"
-#include "status.h"
+#include "sysroot.h"
+#include "text.h"
 
 #include "suspend-then-hibernate.h"
 
@@ -397,7 +397,7 @@ check_machine(struct s2h *st, const struct sleep_conf *sc)
 	 * machine "suspends". */
 	if (!S_ISREG(sb.st_mode))
 		return choose_state(st, sc->states, NULL);
-	r = bd_read_text(st->state, text, sizeof(text));
+	r = text_read_small(st->state, text, sizeof(text));
 	if (r < 0)
 		return log_error_errno(r, "cannot read %s: %m", st->state);
 	text[strcspn(text, "\n")] = '\0';
@@ -405,7 +405,7 @@ check_machine(struct s2h *st, const struct sleep_conf *sc)
 	/* "mem" suspends the way mem_sleep selects: [deep] is S3, [s2idle]
 	 * suspend-to-idle; the RTC wakes either.  systemd 252 leaves it as
 	 * it is, and so does torpor. */
-	if (r >= 0 && bd_read_text(st->mem_sleep, text, sizeof(text)) >= 0) {
+	if (r >= 0 && text_read_small(st->mem_sleep, text, sizeof(text)) >= 0) {
 		text[strcspn(text, "\n")] = '\0';
 		log_info("suspend: state '%s', mem_sleep '%s'", st->sleep_state,
 			 text);
@@ -431,7 +431,7 @@ alarm_rang(const struct s2h *st, double t0)
 	char text[64];
 	double slept = boottime_now() - t0;
 
-	if (bd_read_text(st->alarm, text, sizeof(text)) >= 0 &&
+	if (text_read_small(st->alarm, text, sizeof(text)) >= 0 &&
 	    text[strspn(text, " \n")] == '\0') {
 		log_notice("the RTC alarm has rung: awake after %.1f s", slept);
 		return true;
@@ -514,7 +514,7 @@ close_session(struct s2h *st)
 static void
 set_paths(struct s2h *st)
 {
-	const char *root = status_sysroot();
+	const char *root = sysroot();
 
 	snprintf(st->state, sizeof(st->state), "%s/sys/power/state", root);
 	snprintf(st->mem_sleep, sizeof(st->mem_sleep), "%s/sys/power/mem_sleep",
@@ -552,7 +552,7 @@ torpor_suspend_then_hibernate(const struct s2h_args *a)
 	set_paths(&st);
 	if (open_session(&st, a) < 0)
 		return EXIT_FAILURE;
-	read_sleep_conf(status_sysroot(), &sc);
+	read_sleep_conf(sysroot(), &sc);
 	r = choose_delay(a, st.s.config, &sc, &st.delay, from, sizeof(from));
 	if (r >= 0 && st.delay > 0)
 		r = check_machine(&st, &sc);

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "snapshot.h"
 #include "torpord.h"
+#include "write-all.h"
 
 /* The bytes of the configuration file (CONFIG_MAX_FILE_SIZE at most:
  * config_load() refuses a larger one anyway). */
@@ -90,10 +91,13 @@ open_checked(struct torpord *d, const char *path, const char *text,
 		return -ENOMEM;
 	if (text) {
 		fd = memfd_create("torpord-last-good", MFD_CLOEXEC);
-		if (fd < 0 || write(fd, text, len) != (ssize_t)len) {
+		if (fd < 0) {
 			r = -errno;
 			goto fail;
 		}
+		r = write_all(fd, text, len);
+		if (r < 0)
+			goto fail;
 		snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
 	}
 	r = session_open(s, text ? fd_path : path, d->plugin_dir, true);

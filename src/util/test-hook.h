@@ -6,7 +6,8 @@
  * path, or in a test build (-Dtests=enabled, not one to install) the
  * absolute path in the environment variable when it is set: how the
  * integration tests give torpor a fake /sys and /proc
- * (TORPOR_TEST_SYSROOT) or a fake busctl (TORPOR_TEST_BUSCTL).
+ * (TORPOR_TEST_SYSROOT: see sysroot.h) or a fake busctl
+ * (TORPOR_TEST_BUSCTL).
  */
 const char *test_hook_path(const char *variable, const char *path);
 

@@ -43,10 +43,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "blockdev.h"
 #include "crc32c.h"
 #include "image-format.h"
+#include "image-layout.h"
 #include "raw-format.h"
+#include "run-list.h"
 #include "snapshot-internal.h"
 
 struct image {

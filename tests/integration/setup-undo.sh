@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# torpor setup --undo against a test root (--root): the configuration put
-# back from its .bak or removed, initramfs-tools' RESUME=none given the
-# swap area again, the generator run (without the configuration, when
-# none was put back), the words the boot loader needs said, and every
-# file that is not root's alone refused with nothing changed.  The swap
+# torpor setup --undo against a test root ($TORPOR_TEST_SYSROOT): the
+# configuration put back from its .bak or removed, initramfs-tools'
+# RESUME=none given the swap area again, the generator run (without the
+# configuration, when none was put back), the words the boot loader needs
+# said, and every file that is not root's alone refused with nothing
+# changed.  The swap
 # area the configuration names is a real loop device (never activated):
 # `torpor resume-args` names it by its UUID.
 . "$(dirname "$0")/writers/lib.sh" "$1"
@@ -56,7 +57,7 @@ state() {
 		find . -type f -exec sha256sum {} + | sort)
 }
 
-undo() { "$TORPOR_BIN" --plugin-dir "$PLUGINS" setup --undo --root "$ROOT" "$@"; }
+undo() { TORPOR_TEST_SYSROOT=$ROOT "$TORPOR_BIN" --plugin-dir "$PLUGINS" setup --undo "$@"; }
 
 expect_unchanged() {	# expect_unchanged WHAT
 	[ "$(state)" = "$before" ] || fail "$1: the root changed"
@@ -202,7 +203,7 @@ echo "RESUME=none" >>"$RESUME"
 refused "a RESUME= file too long" "cannot read $RESUME"
 
 # Words that go with --undo only.
-t_run "$TORPOR_BIN" setup --keep-config --root "$ROOT"
+TORPOR_TEST_SYSROOT=$ROOT t_run "$TORPOR_BIN" setup --keep-config
 expect_rc 1 "--keep-config alone"
 expect_err 'goes with --undo' "--keep-config alone"
 t_run undo --size 1G

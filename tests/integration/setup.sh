@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# torpor setup against a test root (--root): its proc/, sys/, etc/ and boot/
-# are files made here, its generator (usr/sbin/update-initramfs) a script
-# that packs an initramfs the way the hook would; the swap area it finds is
-# a real loop device (named in the fake proc/swaps, never activated).  The
-# existing configuration keeps the sim source, so the `hibernate --test`
-# setup runs is a simulated one.
+# torpor setup against a test root ($TORPOR_TEST_SYSROOT, as every test
+# gives one; setup's --root names the same, checked once): its proc/, sys/,
+# etc/ and boot/ are files made here, its generator
+# (usr/sbin/update-initramfs) a script that packs an initramfs the way the
+# hook would; the swap area it finds is a real loop device (named in the
+# fake proc/swaps, never activated).  The existing configuration keeps the
+# sim source, so the `hibernate --test` setup runs is a simulated one.
 . "$(dirname "$0")/writers/lib.sh" "$1"
 
 for t in cpio gzip readelf; do
@@ -82,7 +83,7 @@ state() {
 	dd if="$SWAP" bs=4096 count=1 status=none | sha256sum
 }
 
-setup() { "$TORPOR_BIN" --plugin-dir "$PLUGINS" setup --root "$ROOT" "$@"; }
+setup() { TORPOR_TEST_SYSROOT=$ROOT "$TORPOR_BIN" --plugin-dir "$PLUGINS" setup "$@"; }
 
 expect_unchanged() {	# expect_unchanged WHAT
 	[ "$(state)" = "$before" ] || fail "$1: the root or the swap area changed"
@@ -106,6 +107,13 @@ expect_out "would run $ROOT/usr/sbin/update-initramfs -u -k $RELEASE" "dry run: 
 expect_out 'dry run: nothing was changed' "dry run"
 expect_out '^setup: next boot: cannot tell: no boot loader torpor knows' "dry run: the next boot"
 expect_unchanged "dry run"
+
+# --root DIR, torpor(8)'s word for the same root: the same plan.
+cp "$OUT" "$WORK/dry-run.out"
+t_run "$TORPOR_BIN" --plugin-dir "$PLUGINS" setup --root "$ROOT" --dry-run
+expect_rc 0 "dry run, --root"
+cmp -s "$OUT" "$WORK/dry-run.out" || fail "dry run, --root: another plan than with \$TORPOR_TEST_SYSROOT"
+expect_unchanged "dry run, --root"
 
 # GRUB's default another kernel, and no grubenv for a one-shot: said,
 # with what hibernate will refuse.
@@ -190,6 +198,15 @@ refused "nohibernate" "'nohibernate' on the kernel command line: remove it from 
 make_root
 printf 'BOOT_IMAGE=/vmlinuz\thibernate=no\n' >"$ROOT/proc/cmdline"
 refused "hibernate=no" "'nohibernate' on the kernel command line: remove it"
+# No "disk" in the power states: a process holding secretmem, which
+# status names too, else no cause seen.
+make_root
+echo "freeze mem" >"$ROOT/sys/power/state"
+mkdir -p "$ROOT/proc/4242"
+echo "7f0000000000-7f0000001000 rw-s 00000000 00:01 77 /secretmem (deleted)" >"$ROOT/proc/4242/maps"
+refused "secretmem" "disabled while secretmem is in use \\(process 4242 holds memfd_secret memory\\): run setup again once it has ended"
+rm -r "$ROOT/proc/4242"
+refused "no disk" "this kernel cannot hibernate \\('disk' is not in /sys/power/state\\)"
 make_root
 rm "$ROOT/usr/sbin/update-initramfs"
 refused "no generator" 'no initramfs generator \(update-initramfs or dracut\)'
@@ -270,7 +287,7 @@ echo vg-swap_1 >"$dev/dm/name"
 echo "CRYPT-LUKS2-0123456789abcdef0123456789abcdef-swapcrypt" >"$ROOT/sys/block/dm-9/dm/uuid"
 echo swapcrypt >"$ROOT/sys/block/dm-9/dm/name"
 mkdir -p "$WORK/extra/cryptroot" "$WORK/extra/sbin"
-TORPOR_TEST_SYSROOT=$ROOT t_run setup --yes
+t_run setup --yes
 expect_rc 1 "LUKS swap, no cryptsetup"
 expect_out "setup: it is the LVM volume vg-swap_1: the initramfs must activate it" "LVM: said"
 expect_out "setup: it lies in the dm-crypt mapping swapcrypt: the initramfs must unlock it" "LUKS swap: said"
@@ -280,11 +297,11 @@ expect_err "it has no lvm, and the image's device is the LVM volume vg-swap_1" "
 : >"$WORK/extra/sbin/lvm"
 echo "sda5_crypt UUID=1 none luks" >"$WORK/extra/cryptroot/crypttab"
 GEN_EXTRA=$WORK/extra write_generator
-TORPOR_TEST_SYSROOT=$ROOT t_run setup --yes
+t_run setup --yes
 expect_rc 1 "LUKS swap, not in cryptroot/crypttab"
 expect_err "its /cryptroot/crypttab does not unlock swapcrypt, which holds the image's device: add the option initramfs" "LUKS swap, not in cryptroot/crypttab"
 echo "swapcrypt UUID=2 none luks,initramfs" >>"$WORK/extra/cryptroot/crypttab"
-TORPOR_TEST_SYSROOT=$ROOT t_run setup --yes
+t_run setup --yes
 expect_rc 0 "LUKS swap, unlocked by the initramfs"
 expect_out 'the new initramfs holds what a resume needs' "LUKS swap, unlocked by the initramfs"
 GEN_EXTRA= write_generator

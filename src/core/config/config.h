@@ -20,6 +20,10 @@
 /* The section of the core's own keys. */
 #define CONFIG_CORE_SECTION "torpor"
 
+/* The most pages a chunk may have (`chunk_pages =`): no more than the
+ * image format's IMAGE_MAX_CHUNK_PAGES (the cycle checks that). */
+#define CONFIG_MAX_CHUNK_PAGES 1024
+
 /* The most worker threads `threads =` may ask for. */
 #define CONFIG_MAX_THREADS 256
 /* A year: the longest suspend-then-hibernate stay in RAM ([torpor]
@@ -180,6 +184,11 @@ int config_number_of(const struct torpor_config_key *k, const char *value,
  * K, M, G, T, upper case only.
  */
 int config_parse_size(const char *s, uint64_t *ret);
+
+/* A decimal number, digits only (no sign, no blanks, no base prefix),
+ * that fits 64 bits: 0, -EINVAL or -ERANGE; *ret is untouched on
+ * failure. */
+int config_parse_u64(const char *s, uint64_t *ret);
 
 /*
  * The numbers at the start of s, for parsers of longer text: *ret_end is

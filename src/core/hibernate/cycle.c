@@ -16,12 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blockdev.h"
 #include "boot-once.h"
 #include "bootloader.h"
 #include "chain.h"
 #include "clock.h"
 #include "cycle.h"
+#include "device-names.h"
 #include "host.h"
 #include "initramfs-check.h"
 #include "log.h"
@@ -32,7 +32,7 @@
 #include "progress.h"
 #include "root-guard.h"
 #include "snapshot.h"
-#include "stream.h"
+#include "stream-out.h"
 #include "test-hook.h"
 
 struct cycle {
@@ -202,6 +202,11 @@ check_header_room(const struct chain *c, const struct registry *reg,
 				       blobs, IMAGE_MAX_HEADER - (unsigned)image_header_size(h));
 	return 0;
 }
+
+/* The configuration's chunk_pages goes into the image header, whose
+ * reader refuses more than the format allows. */
+_Static_assert(CONFIG_MAX_CHUNK_PAGES <= IMAGE_MAX_CHUNK_PAGES,
+	       "every chunk size the configuration takes makes a readable image");
 
 /* The chain built, the plugins initialised for a cycle, memory and the
  * header checked, then every buffer of the stream allocated (and

@@ -14,7 +14,7 @@
 #include "cycle-phase.h"
 #include "pool.h"
 #include "session.h"
-#include "stream.h"
+#include "stream-out.h"
 
 /* Called on the cycle's thread when a phase begins (done = false) and when
  * it ends (done = true); with user space frozen between FREEZE and RESUMED,

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "next-boot.h"
-#include "test-hook.h"
+#include "sysroot.h"
 #include "text.h"
 
 static const char *const verdict_names[] = {
@@ -27,7 +27,7 @@ next_boot_verdict_name(enum next_boot_verdict v)
 const char *
 next_boot_root(enum torpor_snapshot_kind kind)
 {
-	const char *root = test_hook_path("TORPOR_TEST_SYSROOT", "");
+	const char *root = sysroot();
 
 	if (root[0] || kind == TORPOR_SNAPSHOT_KERNEL)
 		return root;

@@ -55,9 +55,9 @@ void next_boot_plan(const char *root, const char *running,
 
 /*
  * The root the boot loader's files are read under for a snapshot source
- * of that kind: "" (the machine's) for the kernel's device, the test
- * build's $TORPOR_TEST_SYSROOT when set; NULL for the simulated device
- * without it (its resume is torpor-resume run by hand: no boot).
+ * of that kind: sysroot() for the kernel's device ("", the machine's,
+ * but in a test); NULL for the simulated device without a test's root
+ * (its resume is torpor-resume run by hand: no boot).
  */
 const char *next_boot_root(enum torpor_snapshot_kind kind);
 

@@ -8,8 +8,8 @@
 
 #include <gcrypt.h>
 
-#include "blockdev.h"
 #include "crc32c.h"
+#include "device-names.h"
 #include "host.h"
 #include "log.h"
 #include "passphrase.h"

@@ -21,9 +21,9 @@
 #include "config.h"
 #include "loader.h"
 #include "log.h"
-#include "names.h"
 #include "owner.h"
 #include "plugin-call.h"
+#include "plugin-names.h"
 
 #define PLUGIN_SUFFIX ".so"
 

@@ -12,8 +12,8 @@
 #include "loader.h"
 #include "log.h"
 #include "memroom.h"
-#include "names.h"
 #include "plugin-call.h"
+#include "plugin-names.h"
 #include "pool.h"
 #include "session.h"
 

@@ -14,7 +14,7 @@
 
 #include "crc32c.h"
 #include "image-format.h"
-#include "names.h"
+#include "plugin-names.h"
 #include "text.h"
 
 #define IMAGE_MAGIC "TORPORIM"

@@ -1,23 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The image's data stream, read straight through in both directions.
- * Hibernation (stream_encode_all): snapshot pages -> chunks -> the chain on
- * the pool -> frames -> the write buffers -> the writer.  Resume
- * (stream_decode_all), in one pass: the writer, read ahead by a thread ->
- * frames checked -> the chain on the pool -> pages, in order.
+ * The image's data stream, read straight through in both directions:
+ * hibernation's way out (stream-out.h) and resume's way in (stream-in.h).
+ * What both share: the size of their buffers and how they report their
+ * progress.
  */
 #ifndef TORPOR_STREAM_H
 #define TORPOR_STREAM_H
 
-#include <pthread.h>
 #include <signal.h>
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
-
-#include "chain.h"
-#include "image-format.h"
-#include "pool.h"
 
 /* The one buffer between the framing and the writer: a multiple of
  * TORPOR_WRITE_ALIGN, so that every write() but the last is one. */
@@ -45,162 +37,21 @@ struct stream_report {
 	const volatile sig_atomic_t *cancel;
 };
 
-/* The writer thread's stack, allocated and touched with the buffers
- * (before the freeze): the thread starts after it. */
-#define STREAM_WRITER_STACK (256u << 10)
+/* Tell rep's listener, if any, that chunk done of total is through. */
+static inline void
+stream_report_chunk(const struct stream_report *rep, uint64_t done,
+		    uint64_t total, uint64_t raw, uint64_t stored)
+{
+	struct stream_progress p = {
+		.what = rep->what,
+		.chunks_done = done,
+		.chunks_total = total,
+		.raw_bytes = raw,
+		.stored_bytes = stored,
+	};
 
-/* The write buffers: a ring, so that chunks can be given their place in
- * one buffer while the one before is still being filled or written. */
-#define STREAM_OUT_BUFS 3
-
-struct stream_out {
-	const struct plugin_entry *writer;
-	/* STREAM_IO_SIZE each, aligned to TORPOR_WRITE_ALIGN: stream byte
-	 * k lies in bufs[(k / STREAM_IO_SIZE) % n_bufs].  Two without the
-	 * writer thread, STREAM_OUT_BUFS with it. */
-	uint8_t *bufs[STREAM_OUT_BUFS];
-	unsigned n_bufs;
-	/* Stream bytes given a place (a chunk's frame and stored bytes, in
-	 * order: when the pages are read straight into the buffers, before
-	 * the chunk goes to the pool), and bytes final (the frame written
-	 * too, the chunk collected).  Buffer j is handed to the writer once
-	 * every byte of it is final; its memory is reused for buffer
-	 * j + n_bufs once it is written. */
-	uint64_t placed, framed;
-	uint64_t handed;	/* buffers handed to the writer so far */
-	uint64_t seen_written;	/* written, as last read under the lock */
-	uint64_t total;		/* bytes handed to the writer so far */
-	uint32_t crc_seed;	/* chunk_crc_seed() of the image */
-	struct stream_report report;
-	/* Seconds spent in the writer's write() (on whichever thread), and
-	 * seconds the filling thread waited for writes: what overlapping
-	 * could save, and what it did not. */
-	double writing, blocked;
-	unsigned writes;
-	/* stream_encode_all()'s thread: seconds taking pages from the
-	 * source, handing chunks to the pool (the chain and the CRC, when
-	 * the pool runs inline), waiting for the workers, and framing
-	 * (`blocked` included); and the chunks whose pages the source put
-	 * straight into the write buffers (no filters: no copy). */
-	double sourcing, submitting, pool_wait, framing;
-	uint64_t in_place;
-	/* The writer thread of stream_encode_all() (stream_out_init()'s
-	 * thread): it writes the buffers handed over, in order, while the
-	 * others are filled, so that the filling goes on during the I/O.
-	 * Shared with it, under lock: */
-	void *stack;		/* STREAM_WRITER_STACK, or NULL: no thread */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;	/* a buffer was handed over, or written */
-	uint64_t shared_handed;	/* handed, as the thread sees it */
-	size_t last_len;	/* the length of a short last buffer */
-	uint64_t written;	/* buffers written */
-	int write_err;		/* the writer's write() failed */
-	bool stop, running, locks;
-	pthread_t thread;
-};
-
-/* What stream_out_init() takes, with or without the writer thread. */
-size_t stream_out_memory(bool thread);
-
-/*
- * The writer's side of the ABI contract holds here: every write() gets
- * one of the buffers (aligned to TORPOR_WRITE_ALIGN) and a length that is
- * a multiple of TORPOR_WRITE_ALIGN, except the one stream_out_finish()
- * makes, the last before commit().  Writes come in order, one at a time:
- * with thread, from the writer thread while stream_encode_all() runs
- * (and from the caller's thread otherwise).  Every buffer (and the
- * thread's stack) is allocated and touched here, before the freeze.
- */
-int stream_out_init(struct stream_out *o, const struct plugin_entry *writer,
-		    bool thread);
-/* Hand the rest to the writer and wait until all is written; nothing may
- * be queued after it. */
-int stream_out_finish(struct stream_out *o);
-void stream_out_free(struct stream_out *o);
-
-/* Where the pages come from at hibernation: fill buf with up to max_pages
- * pages, in order, and say how many; fewer only at the end of the image. */
-typedef int (*stream_page_source)(void *ctx, uint8_t *buf, uint32_t max_pages,
-				  uint32_t *ret_pages);
-
-/*
- * Read the h->page_count pages of the image from source, in chunks of
- * h->chunk_pages, run them through the chain on the pool (an encoding one,
- * started), frame them and hand them to the writer through out, in order
- * (on out's writer thread when it has one: started here after the freeze,
- * gone before this returns); then check that the source has no page more
- * and finish out.  Errors are logged once, where they happen; after a
- * failed write nothing more is written.
- */
-int stream_encode_all(const struct chain *c, struct pool *pool,
-		      struct stream_out *out, const struct image_header *h,
-		      stream_page_source source, void *ctx);
-
-/* Read-ahead of the resume side: pieces of STREAM_IO_SIZE the reader
- * thread may have read before the chain gets to them, counted from the
- * oldest chunk in the pool (the workers read chunks in the ring).  Resume
- * memory is this and the pool, whatever the image's size. */
-#define STREAM_READ_PIECES 4
-
-struct stream_in {
-	const struct plugin_entry *writer;
-	uint64_t end;		/* stored bytes in the stream */
-	uint64_t pos;		/* next byte to hand out */
-	/* STREAM_READ_PIECES pieces: piece k of the stream (bytes from
-	 * k * STREAM_IO_SIZE) sits in ring piece k % STREAM_READ_PIECES. */
-	uint8_t *ring;
-	uint64_t ready;		/* pieces the consumer knows are read */
-	/* The frame of the oldest chunk in the pool: its stored bytes,
-	 * and all after them, may still be read from the ring (UINT64_MAX:
-	 * the pool is empty). */
-	uint64_t held;
-	uint64_t freed;		/* the consumer's copy of freed_pieces */
-	/* Shared with the reader thread, under lock: */
-	pthread_mutex_t lock;
-	pthread_cond_t more;	/* a piece was read (or the read failed) */
-	pthread_cond_t room;	/* a piece was consumed (or stop) */
-	uint64_t read_pieces;	/* pieces read so far */
-	uint64_t freed_pieces;	/* pieces the consumer is done with */
-	int read_err;		/* the writer's read() failed */
-	bool stop;
-	bool running, locks;
-	pthread_t reader;
-	uint64_t bytes_read;	/* from the writer (final once stopped) */
-	uint64_t in_place;	/* chunks the pool read in the ring (the
-				 * others were copied into their slot) */
-	/* Seconds: the reader's in the writer's read() and waiting for
-	 * room (final once stopped); this thread's waiting for a piece,
-	 * for the workers, and in the sink. */
-	double reading, room_wait, data_wait, pool_wait, sinking;
-	struct stream_report report;
-};
-
-/* Allocate and touch the read-ahead ring: before the freeze.  No thread
- * yet: stream_decode_all() runs the reader for as long as it reads. */
-int stream_in_init(struct stream_in *in, const struct plugin_entry *writer,
-		   uint64_t stored_bytes);
-void stream_in_free(struct stream_in *in);
-
-/* Called with the pages of each decoded chunk, in order. */
-typedef int (*stream_page_sink)(void *ctx, const uint8_t *pages, size_t len);
-
-/*
- * Read every chunk of the image described by h once, check its frame
- * (sequence, flags, lengths, CRC of the stored bytes), decode it through
- * the chain and hand the pages to sink (may be NULL), in order.  A reader
- * thread (started here, stopped before returning: the writer is the
- * caller's again) reads ahead into the ring; the pool (a decoding one,
- * started) checks each chunk's CRC and runs the chain, reading the stored
- * bytes where the ring has them (copied out only when they wrap around its
- * end); this thread checks frames and feeds the sink, which is then all
- * it copies: without a filter the sink is handed the ring's bytes.  A sink may have
- * been given pages of earlier chunks when a later one is refused.  Every
- * refusal is logged once saying what and where (chunk number, and the
- * stream offset for what this thread checks) and returns -EBADMSG; a
- * sink's error is returned as it is.
- */
-int stream_decode_all(const struct chain *c, struct pool *pool,
-		      struct stream_in *in, const struct image_header *h,
-		      stream_page_sink sink, void *ctx);
+	if (rep->fn)
+		rep->fn(rep->ctx, &p);
+}
 
 #endif

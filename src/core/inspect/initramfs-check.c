@@ -20,15 +20,17 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "blockdev.h"
 #include "config.h"
+#include "device-names.h"
+#include "dm-stack.h"
 #include "elf-needed.h"
 #include "initramfs-check.h"
 #include "initramfs-list.h"
 #include "loader.h"
 #include "log.h"
 #include "snapshot.h"
-#include "test-hook.h"
+#include "sysroot.h"
+#include "write-all.h"
 
 /* Where torpor-resume reads its configuration, without the "/". */
 #define CONF_IN_INITRAMFS	(TORPOR_DEFAULT_CONFIG + 1)
@@ -150,8 +152,9 @@ load_copied_config(struct check *c)
 	fd = memfd_create("torpor.conf-in-initramfs", MFD_CLOEXEC);
 	if (fd < 0)
 		return log_error_errno(-errno, "cannot hold the initramfs's torpor.conf: %m");
-	if (write(fd, cap->data, cap->len) != (ssize_t)cap->len) {
-		r = log_error_errno(-errno, "cannot hold the initramfs's torpor.conf: %m");
+	r = write_all(fd, cap->data, cap->len);
+	if (r < 0) {
+		log_error_errno(r, "cannot hold the initramfs's torpor.conf: %m");
 		close(fd);
 		return r;
 	}
@@ -322,7 +325,7 @@ check_unlock(struct check *c)
 
 	if (!dev)
 		return;
-	bd_dm_stack(test_hook_path("TORPOR_TEST_SYSROOT", ""), dev, &st);
+	bd_dm_stack(sysroot(), dev, &st);
 	if (st.n_crypt && !has_file_named(c, "cryptsetup") &&
 	    !has_file_named(c, "systemd-cryptsetup"))
 		problem(c, "it has no cryptsetup, and the image's device lies in the dm-crypt mapping %s: install cryptsetup-initramfs (initramfs-tools), or add dracut's crypt module",

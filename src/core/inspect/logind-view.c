@@ -24,8 +24,8 @@
 
 #include "torpor-build.h"
 
-#include "blockdev.h"
 #include "clock.h"
+#include "device-names.h"
 #include "logind-view.h"
 #include "test-hook.h"
 #include "text.h"

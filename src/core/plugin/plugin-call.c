@@ -5,8 +5,8 @@
 #include <stdio.h>
 
 #include "log.h"
-#include "names.h"
 #include "plugin-call.h"
+#include "plugin-names.h"
 
 /* Method m of e's kind struct, or NULL when e is of another kind: the
  * kind structs share their storage in plugin_entry, so a writer's field

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "json.h"
-#include "names.h"
 #include "plugin-call.h"
+#include "plugin-names.h"
 #include "status.h"
 
 /* Bound of what plugins say about themselves (seed 009's debug buffer). */

@@ -7,7 +7,6 @@
  * written from it at the end.  Messages the steps cause are captured
  * (log_capture) and become reasons in the report, not lines on stderr.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
@@ -22,9 +21,11 @@
 
 #include "torpor-build.h"
 
-#include "blockdev.h"
 #include "chain.h"
 #include "cycle.h"
+#include "hibernation-available.h"
+#include "device-names.h"
+#include "dm-stack.h"
 #include "json.h"
 #include "last-cycle.h"
 #include "log.h"
@@ -35,15 +36,13 @@
 #include "resume.h"
 #include "snapshot.h"
 #include "status.h"
-#include "test-hook.h"
+#include "sysroot.h"
 #include "text.h"
 
 #define MAX_REASONS 8
 #define REASON_SIZE 512
 /* Bound of what plugins say about themselves (seed 009's debug buffer). */
 #define DEBUG_INFO_MAX 16384
-/* The processes looked at for secretmem, at most. */
-#define MAX_PROCESSES 65536
 /* The sim without a test root: no boot is involved. */
 #define NEXT_BOOT_NOT_LOOKED_AT \
 	"not looked at: the simulated snapshot device resumes without a boot"
@@ -126,30 +125,6 @@ add_reason(struct status *st, const char *fmt, ...)
 	va_end(ap);
 }
 
-/*
- * The root of the kernel's files (/sys, /proc, /run).  A test build
- * (-Dtests=enabled) honours $TORPOR_TEST_SYSROOT, so that the tests can
- * show a lockdown, a command line or a secretmem user that this machine
- * does not have; a build for use never reads it.
- */
-static const char *
-sysroot(void)
-{
-	return test_hook_path("TORPOR_TEST_SYSROOT", "");
-}
-
-const char *
-status_sysroot(void)
-{
-	return sysroot();
-}
-
-static void
-sys_path(char *buf, size_t size, const char *path)
-{
-	snprintf(buf, size, "%s%s", sysroot(), path);
-}
-
 /* The kernel's checks apply to the kernel source; the tests make the sim
  * take them too by faking the kernel's files. */
 static bool
@@ -185,7 +160,7 @@ check_daemon(struct status *st, const struct status_daemon *daemon)
 	if (daemon && daemon->socket)
 		snprintf(st->socket, sizeof(st->socket), "%s", daemon->socket);
 	else
-		sys_path(st->socket, sizeof(st->socket), STATUS_DAEMON_SOCKET);
+		sysroot_path(STATUS_DAEMON_SOCKET, st->socket, sizeof(st->socket));
 	if (daemon && daemon->self) {
 		st->daemon_running = true;
 		return;
@@ -226,71 +201,26 @@ check_config(struct status *st)
 	st->config_valid = true;
 }
 
-/* A process that holds secretmem (a mapping or a descriptor); its pid,
- * 0 when none was seen. */
-static long
-secretmem_user(void)
-{
-	char path[PATH_MAX], line[512];
-	struct dirent *d;
-	long pid = 0;
-	unsigned n = 0;
-	DIR *dir;
-
-	sys_path(path, sizeof(path), "/proc");
-	dir = opendir(path);
-	if (!dir)
-		return 0;
-	while (!pid && (d = readdir(dir)) && n++ < MAX_PROCESSES) {
-		FILE *f;
-
-		if (d->d_name[0] < '1' || d->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "%s/proc/%s/maps", sysroot(),
-			 d->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f))
-			if (strstr(line, "/secretmem")) {
-				pid = strtol(d->d_name, NULL, 10);
-				break;
-			}
-		fclose(f);
-	}
-	closedir(dir);
-	return pid;
-}
-
-/* What the kernel says: lockdown, nohibernate, and /sys/power/state,
- * which lists "disk" only while hibernation is available (the kernel's
- * own hibernation_available(): lockdown, nohibernate, secretmem). */
+/* What the kernel says (hibernation-available.h): lockdown, nohibernate,
+ * secretmem, no hibernation at all. */
 static void
 check_kernel(struct status *st)
 {
-	char lockdown[PATH_MAX], cmdline[PATH_MAX], state[PATH_MAX];
-	char why[REASON_SIZE], text[256];
-	long pid;
+	char why[REASON_SIZE];
 
 	if (!kernel_checks_apply(st))
 		return;
-	sys_path(lockdown, sizeof(lockdown), "/sys/kernel/security/lockdown");
-	sys_path(cmdline, sizeof(cmdline), "/proc/cmdline");
-	if (snapshot_kernel_block(lockdown, cmdline, why, sizeof(why)) !=
-	    SNAPSHOT_BLOCK_NONE) {
+	switch (hibernation_available(why, sizeof(why))) {
+	case HIBERNATION_AVAILABLE:
+	case HIBERNATION_STATE_UNREAD:
+		break;
+	case HIBERNATION_LOCKDOWN:
+	case HIBERNATION_CMDLINE:
+	case HIBERNATION_SECRETMEM:
+	case HIBERNATION_NO_DISK:
 		add_reason(st, "%s", why);
-		return;
+		break;
 	}
-	sys_path(state, sizeof(state), "/sys/power/state");
-	if (text_read_small(state, text, sizeof(text)) < 0 || strstr(text, "disk"))
-		return;
-	pid = secretmem_user();
-	if (pid)
-		add_reason(st, "hibernation is disabled while secretmem is in use (process %ld holds memfd_secret memory)",
-			   pid);
-	else
-		add_reason(st, "the kernel offers no hibernation now (%s has no 'disk': a kernel without CONFIG_HIBERNATION, or secretmem in use by a process this user cannot see)",
-			   state);
 }
 
 /* The snapshot device exists (the kernel source). */
@@ -343,7 +273,7 @@ find_zram(struct status *st)
 	char path[PATH_MAX], text[16384], *line, *save = NULL;
 	size_t used = 0;
 
-	sys_path(path, sizeof(path), "/proc/swaps");
+	sysroot_path("/proc/swaps", path, sizeof(path));
 	if (text_read_small(path, text, sizeof(text)) <= 0)
 		return;
 	for (line = strtok_r(text, "\n", &save); line;
@@ -373,7 +303,7 @@ estimate_sizes(struct status *st)
 	uint64_t total, avail;
 	char path[PATH_MAX];
 
-	sys_path(path, sizeof(path), "/sys/power/image_size");
+	sysroot_path("/sys/power/image_size", path, sizeof(path));
 	st->image_size_pref = read_number(path);
 	total = proc_meminfo("MemTotal");
 	avail = proc_meminfo("MemAvailable");

@@ -16,10 +16,6 @@
 /* Where torpord listens (torpord.socket). */
 #define STATUS_DAEMON_SOCKET "/run/torpor/torpord.sock"
 
-/* The root of the kernel's files (/sys, /proc, /run): "", or in a test
- * build (-Dtests=enabled) $TORPOR_TEST_SYSROOT when it is absolute. */
-const char *status_sysroot(void);
-
 /* Which daemon the report speaks of. */
 struct status_daemon {
 	const char *socket;	/* NULL: STATUS_DAEMON_SOCKET */
@@ -50,10 +46,6 @@ int status_report(struct torpor_session *s, FILE *out, bool json,
 int status_report_opened(struct torpor_session *s, const char *config_path,
 			 const char *open_error, FILE *out, bool json,
 			 const struct status_daemon *daemon);
-
-/* The root under which the kernel's files and /run are read: "" in a
- * build for use, $TORPOR_TEST_SYSROOT in a test build when set. */
-const char *status_sysroot(void);
 
 /* The plugins loaded in s (and each one's own status) on out. */
 void plugins_report(struct torpor_session *s, FILE *out, bool json);

@@ -11,10 +11,12 @@
 
 #include "torpor-build.h"
 
+#include "config.h"
 #include "last-cycle.h"
 #include "log.h"
 #include "resume.h"
 #include "snapshot.h"
+#include "write-all.h"
 
 #define TMP_FILE LAST_CYCLE_FILE ".new"
 
@@ -144,22 +146,6 @@ open_state_dir(const char *dir)
 	return fd;
 }
 
-static int
-write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t k = write(fd, p, len);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -EIO;
-		p += k;
-		len -= (size_t)k;
-	}
-	return 0;
-}
-
 int
 last_cycle_write(const char *dir, const struct last_cycle *lc)
 {
@@ -196,21 +182,14 @@ last_cycle_write(const char *dir, const struct last_cycle *lc)
 	return r;
 }
 
-/* A decimal number, digits only, that fits 64 bits. */
+/* A decimal number that fits 64 bits, as format() writes it: digits
+ * only, no leading zero. */
 static int
-parse_u64(const char *s, uint64_t *ret)
+parse_number(const char *s, uint64_t *ret)
 {
-	uint64_t v = 0;
-
-	if (!*s || (s[0] == '0' && s[1]))
+	if (s[0] == '0' && s[1])
 		return -EBADMSG;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10)
-			return -EBADMSG;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	*ret = v;
-	return 0;
+	return config_parse_u64(s, ret) < 0 ? -EBADMSG : 0;
 }
 
 /* The field of key in lc, or NULL for an unknown key. */
@@ -280,7 +259,7 @@ parse_line(struct last_cycle *lc, char *line, bool *seen)
 		return 0;
 	}
 	v = field_of_key(lc, line, &scratch, &at);
-	if (!v || seen[at] || parse_u64(eq + 1, v) < 0)
+	if (!v || seen[at] || parse_number(eq + 1, v) < 0)
 		return -EBADMSG;
 	seen[at] = true;
 	if (at == N_FIXED) {

@@ -29,7 +29,7 @@
 #include "resume.h"
 #include "root-guard.h"
 #include "snapshot.h"
-#include "stream.h"
+#include "stream-in.h"
 
 void
 resume_parse_cmdline(const char *cmdline, bool *noresume,

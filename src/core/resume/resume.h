@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "session.h"
-#include "stream.h"
+#include "stream-in.h"
 
 enum resume_mode {
 	RESUME_RESTORE,		/* torpor-resume */

@@ -18,7 +18,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "blockdev.h"
+#include "btrfs-super.h"
+#include "device-names.h"
+#include "ext-super.h"
 #include "root-guard.h"
 
 const char *

@@ -19,7 +19,7 @@
 #include "proc.h"
 #include "snapshot-internal.h"
 #include "snapshot.h"
-#include "test-hook.h"
+#include "sysroot.h"
 
 size_t
 snapshot_page_size(const char *spec)
@@ -463,7 +463,7 @@ snapshot_memory_read(uint64_t image, struct snapshot_memory *ret)
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/proc/meminfo",
-		 test_hook_path("TORPOR_TEST_SYSROOT", ""));
+		 sysroot());
 	memset(ret, 0, sizeof(*ret));
 	ret->image = image;
 	ret->total = proc_meminfo_at(path, "MemTotal");

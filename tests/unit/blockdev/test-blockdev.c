@@ -26,7 +26,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "blockdev.h"
+#include "block-stream.h"
+#include "btrfs-super.h"
+#include "device-io.h"
+#include "device-names.h"
+#include "dm-stack.h"
+#include "ext-super.h"
+#include "file-map.h"
+#include "image-layout.h"
+#include "in-use.h"
+#include "run-list.h"
 #include "unit.h"
 
 #define MiB (1u << 20)

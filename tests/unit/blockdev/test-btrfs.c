@@ -17,7 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "blockdev.h"
+#include "btrfs.h"
+#include "file-map.h"
+#include "run-list.h"
 #include "unit.h"
 
 #define MiB (1024 * 1024ULL)

@@ -33,7 +33,7 @@
 
 #include <torpor/plugin.h>
 
-#include "blockdev.h"
+#include "device-names.h"
 #include "fake-host.h"
 #include "unit.h"
 

@@ -22,7 +22,8 @@
 #include "registry.h"
 #include "resume.h"
 #include "session.h"
-#include "stream.h"
+#include "stream-in.h"
+#include "stream-out.h"
 
 /* ---- the filter "tx": XOR with 0x5a and one trailer byte ---- */
 

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The data stream handed on in whole blocks; see blockdev.h.
+ * The data stream handed on in whole blocks; see block-stream.h.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "blockdev.h"
+#include "block-stream.h"
+#include "device-io.h"
 
 void
 bd_stream_start(struct bd_stream *s, size_t unit)

@@ -3,8 +3,8 @@
  * The words the core uses for plugins, once: the name rule of
  * include/torpor/plugin.h and the name of each plugin type.
  */
-#ifndef TORPOR_NAMES_H
-#define TORPOR_NAMES_H
+#ifndef TORPOR_PLUGIN_NAMES_H
+#define TORPOR_PLUGIN_NAMES_H
 
 #include <stdbool.h>
 #include <stddef.h>

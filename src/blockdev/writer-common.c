@@ -2,7 +2,7 @@
 /*
  * What the swap and file writers share beyond the on-disk layout: where
  * the command line says the image is, the words that say it, and the page
- * cache of the file above the blocks they write; see blockdev.h.
+ * cache of the file above the blocks they write; see writer-common.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "blockdev.h"
+#include "device-io.h"
+#include "device-names.h"
+#include "writer-common.h"
 
 uint32_t
 bd_page_size(void)

@@ -2,7 +2,7 @@
 /*
  * Naming block devices: a specification (path, UUID=, LABEL=, PARTUUID=,
  * PARTLABEL=, MAJ:MIN) to a /dev node, a device number to its node, and
- * the UUID of what a device holds.  See blockdev.h.
+ * the UUID of what a device holds.  See device-names.h.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,29 +18,9 @@
 
 #include <torpor/plugin-util.h>
 
-#include "blockdev.h"
-
-int
-bd_read_text(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	if (n < 0) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
-	close(fd);
-	buf[n] = '\0';
-	return 0;
-}
-
-
+#include "device-io.h"
+#include "device-names.h"
+#include "text.h"
 
 uint32_t
 bd_kernel_dev(dev_t dev)
@@ -59,7 +39,7 @@ bd_devnode(dev_t dev, char *buf, size_t size)
 
 	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent",
 		 major(dev), minor(dev));
-	r = bd_read_text(path, text, sizeof(text));
+	r = text_read_small(path, text, sizeof(text));
 	if (r < 0)
 		return r == -ENOENT ? -ENODEV : r;
 	p = strstr(text, "DEVNAME=");
@@ -249,7 +229,7 @@ scan_block_devices(const char *tag, const char *value, char *buf,
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/sys/class/block/%s/dev", de->d_name);
-		if (bd_read_text(path, text, sizeof(text)) < 0 ||
+		if (text_read_small(path, text, sizeof(text)) < 0 ||
 		    sscanf(text, "%u:%u", &ma, &mi) != 2)
 			continue;
 		if (bd_devnode(makedev(ma, mi), node, sizeof(node)) < 0)
@@ -261,7 +241,7 @@ scan_block_devices(const char *tag, const char *value, char *buf,
 
 			snprintf(path, sizeof(path), "/sys/class/block/%s/partition",
 				 de->d_name);
-			if (bd_read_text(path, text, sizeof(text)) < 0 ||
+			if (text_read_small(path, text, sizeof(text)) < 0 ||
 			    sscanf(text, "%u", &partno) != 1)
 				continue;
 			snprintf(path, sizeof(path), "/sys/class/block/%s", de->d_name);

@@ -12,7 +12,8 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-#include "blockdev.h"
+#include "dm-stack.h"
+#include "text.h"
 
 int
 bd_random_key_swap(const char *root, const char *dev, char *entry, size_t size)
@@ -26,14 +27,14 @@ bd_random_key_swap(const char *root, const char *dev, char *entry, size_t size)
 		snprintf(name, sizeof(name), "%s", dev + 12);
 	} else if (strncmp(base, "dm-", 3) == 0) {
 		snprintf(path, sizeof(path), "%s/sys/block/%s/dm/name", root, base);
-		if (bd_read_text(path, text, sizeof(text)) < 0 ||
+		if (text_read_small(path, text, sizeof(text)) < 0 ||
 		    sscanf(text, "%127s", name) != 1)
 			return 0;
 	} else {
 		return 0;
 	}
 	snprintf(path, sizeof(path), "%s/etc/crypttab", root);
-	if (bd_read_text(path, text, sizeof(text)) < 0)
+	if (text_read_small(path, text, sizeof(text)) < 0)
 		return 0;
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -61,9 +62,9 @@ dm_walk(const char *root, const char *dir, struct bd_dm_stack *st, int depth)
 	DIR *d;
 
 	snprintf(path, sizeof(path), "%s/dm/uuid", dir);
-	if (bd_read_text(path, uuid, sizeof(uuid)) == 0) {
+	if (text_read_small(path, uuid, sizeof(uuid)) >= 0) {
 		snprintf(path, sizeof(path), "%s/dm/name", dir);
-		if (bd_read_text(path, text, sizeof(text)) < 0 ||
+		if (text_read_small(path, text, sizeof(text)) < 0 ||
 		    sscanf(text, "%127s", name) != 1)
 			name[0] = '\0';
 		if (strncmp(uuid, "CRYPT-", 6) == 0 && st->n_crypt < BD_DM_STACK_MAX)

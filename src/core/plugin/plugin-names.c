@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "names.h"
+#include "plugin-names.h"
 
 bool
 plugin_name_char(char c)

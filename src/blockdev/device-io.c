@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Aligned I/O on a block device opened O_DIRECT; see blockdev.h.
+ * Aligned I/O on a block device opened O_DIRECT; see device-io.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blockdev.h"
+#include "device-io.h"
+#include "in-use.h"
 
 uint64_t
 bd_round_up(uint64_t v, uint64_t to)
