@@ -13,6 +13,8 @@
 # grub=1 (distro-grub, Debian 12 only): GRUB in the disk's MBR boots the
 # guest (no QEMU -kernel), two kernels installed (6.1 and backports'
 # 6.12.57, the default), boot 1 runs 6.1; see distro-case.sh.
+# kernel_own=1 (distro-grub-kernel): the same guest without torpor, the
+# kernel's own hibernation (a measurement, vm-full).
 # package=1 (distro-[RELEASE-]package): torpor from its Debian package,
 # installed, upgraded and purged with apt in the guest, see distro-case.sh.
 # action=deb (distro-[RELEASE-]deb): no guest; the Debian package built
@@ -25,7 +27,7 @@
 distro_parse() {
 	local what=${1#distro-}
 	release=bookworm gen=initramfs-tools corrupt=0 stale=0 action=hibernate efi=0
-	layout=swap luks_swap=lv package=0 grub=0
+	layout=swap luks_swap=lv package=0 grub=0 kernel_own=0
 	case "$what" in
 	bookworm-* | trixie-* | sid-*) release=${what%%-*} what=${what#*-} ;;
 	esac
@@ -48,6 +50,7 @@ distro_parse() {
 	luks-swap-partition) layout=luks luks_swap=partition ;;
 	package) package=1 ;;
 	grub) grub=1 ;;
+	grub-kernel) grub=1 kernel_own=1 ;;
 	deb) action=deb ;;
 	*) echo "distro-case: unknown case '$1'" >&2; return 1 ;;
 	esac
