@@ -86,6 +86,9 @@
 # distro-grub-kernel is the same guest without torpor: the kernel's own
 # hibernation from 6.1, and boot 2 starts GRUB's default, 6.12.57 (a
 # measurement: what it does with 6.1's image is said, not judged).
+# distro-grub-other: boot 1 as distro-grub, then 6.12.57 chosen by hand
+# (the host writes grubenv's block in place): torpor-resume lets the
+# kernel judge 6.1's image, which it accepts (see grub_other_boots).
 # distro-package installs torpor from its Debian package, upgrades and
 # purges it, then hibernates with the kernel's own hibernation (see
 # package_boots); distro-deb only builds the package in the release's
@@ -98,7 +101,7 @@
 #         distro-btrfs-stale-root | distro-luks-lvm | distro-dracut-luks-lvm |
 #         distro-luks-swapfile | distro-luks-swap-partition |
 #         distro-suspend-then-hibernate | distro-package | distro-deb |
-#         distro-grub | distro-grub-kernel
+#         distro-grub | distro-grub-kernel | distro-grub-other
 #         (and RELEASE-, -efi variants; distro-deb boots no guest)
 # Exit: 0 passed, 1 failed, 77 QEMU or the package archive is unreachable.
 # Environment: TORPOR_VM_CACHE (default /var/cache/torpor-vm) keeps the
@@ -1021,6 +1024,56 @@ grub_kernel_boots() {
 	note "boot 2: the swap area holds $(stored) afterwards (its signature: $(swap_tail))"
 }
 
+# distro-grub-other: boot 1 as distro-grub (torpor's one-shot of 6.1's
+# entry set); then 6.12.57's entry is chosen by hand at the next boot
+# (issue 42 item 1: the kernel judges another kernel's image).  The host
+# stands for the user at GRUB's menu (its timeout is 0): it writes
+# grubenv's block in place, at its block on the disk, as GRUB's save_env
+# does, with next_entry naming 6.12.57's entry; nothing else of the
+# hibernated filesystem is touched.
+#   boot 2  GRUB starts 6.12.57; torpor-resume sees an image of 6.1 and
+#           lets the kernel check its architecture header; the kernel
+#           accepts it (as it did with its own hibernation in
+#           distro-grub-kernel): the session resumes, running 6.1.  Were
+#           it refused, torpor-resume would ask on the console: "d" is
+#           typed at the prompt, and the case fails saying what the
+#           kernel said.
+grub_other_boots() {
+	local img=$logdir/root.part blk id block
+	id="gnulinux-advanced-$root_uuid>gnulinux-$kver-advanced-$root_uuid"
+	dd if="$disk" of="$img" bs=1M skip=$((root_start / 2048)) count=$((root_sectors / 2048)) \
+		conv=sparse status=none
+	{ e2fsck -E journal_only -y "$img" >/dev/null 2>&1; [ $? -le 1 ]; } &&
+		blk=$(debugfs -R "bmap /boot/grub/grubenv 0" "$img" 2>/dev/null)
+	rm -f "$img"
+	[ -n "$blk" ] && [ "$blk" -gt 0 ] 2>/dev/null || { fail "grubenv's block not found on the disk"; return; }
+	block=$(printf '# GRUB Environment Block\nnext_entry=%s\n' "$id")
+	{ printf '%s\n' "$block"; head -c $((1024 - ${#block} - 1)) /dev/zero | tr '\0' '#'; } |
+		dd of="$disk" bs=1024 seek=$(((root_start * 512 + blk * 4096) / 1024)) count=1 conv=notrunc status=none
+	[ "$(grubenv_next 1b)" = "$id" ] || { fail "grubenv's next_entry could not be set to 6.12.57's entry"; return; }
+	note "after boot 1: 6.12.57's entry chosen by hand (grubenv next_entry=$id, its block $blk)"
+	vm_type_when='Choice: ' vm_type_text=d
+	boot 2 400
+	vm_type_when= vm_type_text=
+	boot2_secs=$boot_secs
+	has 2 "Loading Linux $(re "$kver") \\.\\.\\." || fail "boot 2: GRUB did not load $kver"
+	has 2 "Loading Linux $(re "$kold") " && fail "boot 2: GRUB loaded $kold"
+	# (torpor-resume's note that the kernel judges is not on the
+	# console under quiet, and its log was in the initramfs' /run, which
+	# the resume replaced: the session on 6.1 after 6.12.57's initramfs
+	# is what shows it.)
+	if has 2 "MARKER-AFTER .*token=$token sum=$sum"; then
+		has 2 "data-after=$data" || fail "boot 2: resumed without the data written before the hibernation"
+		has 2 "TORPOR-VM: resumed hibernate-service=success status=0" ||
+			fail "boot 2: systemd-hibernate.service: $(line_of 2 'TORPOR-VM: resumed')"
+		has 2 "TORPOR-VM: kernel-after $(re "$kold")\$" || fail "boot 2: the resumed kernel is not $kold"
+		note "boot 2: $kver restored $kold's image through torpor-resume: the session is back, running $kold"
+	else
+		fail "boot 2: $kver did not resume $kold's image: $(grep -ah -m3 -E 'refused|mismatch|memory map' "$logdir/boot2.log" | cut -c1-400 | tr '\n' ';')"
+	fi
+	[ -z "$(grubenv_next 2)" ] || fail "after boot 2 grubenv's next_entry is not empty"
+}
+
 # Boot 1: the marker, data on the root filesystem, `systemctl $action`
 # (luks, btrfs: after torpor setup, which rebuilds the initramfs).
 if [ "$layout" != swap ] || [ "$package" = 1 ]; then
@@ -1288,6 +1341,8 @@ elif [ "$stale" = 3 ]; then
 	btrfs_stale_root_boots
 elif [ "$kernel_own" = 1 ]; then
 	grub_kernel_boots
+elif [ "$grub_other" = 1 ]; then
+	grub_other_boots
 else
 	# Boot 2: the initramfs resumes (or refuses the corrupt image).
 	boot 2 400
