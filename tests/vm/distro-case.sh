@@ -89,6 +89,9 @@
 # distro-grub-other: boot 1 as distro-grub, then 6.12.57 chosen by hand
 # (the host writes grubenv's block in place): torpor-resume lets the
 # kernel judge 6.1's image, which it accepts (see grub_other_boots).
+# distro-grub-refuse: a grubenv others may change (0666), where torpor
+# writes no one-shot: in boot 1, the only one, torpor hibernate refuses
+# before freezing anything (see grub_refuse_boot1).
 # distro-package installs torpor from its Debian package, upgrades and
 # purges it, then hibernates with the kernel's own hibernation (see
 # package_boots); distro-deb only builds the package in the release's
@@ -101,7 +104,8 @@
 #         distro-btrfs-stale-root | distro-luks-lvm | distro-dracut-luks-lvm |
 #         distro-luks-swapfile | distro-luks-swap-partition |
 #         distro-suspend-then-hibernate | distro-package | distro-deb |
-#         distro-grub | distro-grub-kernel | distro-grub-other
+#         distro-grub | distro-grub-kernel | distro-grub-other |
+#         distro-grub-refuse
 #         (and RELEASE-, -efi variants; distro-deb boots no guest)
 # Exit: 0 passed, 1 failed, 77 QEMU or the package archive is unreachable.
 # Environment: TORPOR_VM_CACHE (default /var/cache/torpor-vm) keeps the
@@ -659,7 +663,7 @@ install_grub() {
 	mkdir -p "$mnt"
 	once_61="gnulinux-advanced-$root_uuid>gnulinux-$kold-advanced-$root_uuid"
 	unshare --mount --propagation private -- sh -exc '
-		dloop=$1 ploop=$2 m=$3 uuid=$4 once=$5 logdir=$6
+		dloop=$1 ploop=$2 m=$3 uuid=$4 once=$5 logdir=$6 refuse=$7
 		d=$logdir/dev
 		mkdir -p "$d"
 		mount -t tmpfs -o mode=755 dev "$d"
@@ -682,9 +686,12 @@ install_grub() {
 		grep -q "root=UUID=$uuid " "$m/boot/grub/grub.cfg"
 		chroot "$m" grub-editenv /boot/grub/grubenv set "next_entry=$once"
 		chroot "$m" grub-editenv /boot/grub/grubenv list
+		# (refuse: a grubenv others may change, which torpor will not
+		# write: no one-shot can be set.)
+		[ "$refuse" = 0 ] || chmod 0666 "$m/boot/grub/grubenv"
 		cp "$m/boot/grub/grub.cfg" "$m/etc/default/grub" "$logdir/"
 		umount "$m/sys" "$m/proc" "$m/dev"
-		umount "$m"' sh "$dloop" "$ploop" "$mnt" "$root_uuid" "$once_61" "$logdir" || rc=1
+		umount "$m"' sh "$dloop" "$ploop" "$mnt" "$root_uuid" "$once_61" "$logdir" "$grub_refuse" || rc=1
 	losetup -d "$ploop"
 	losetup -d "$dloop"
 	[ "$rc" = 0 ] || return 1
@@ -1074,6 +1081,31 @@ grub_other_boots() {
 	[ -z "$(grubenv_next 2)" ] || fail "after boot 2 grubenv's next_entry is not empty"
 }
 
+# distro-grub-refuse: distro-grub's guest with a boot loader torpor
+# cannot redirect: its grubenv may be changed by others than root (mode
+# 0666), so torpor writes no one-shot there.  Boot 1 (6.1, the default
+# 6.12.57): torpor status says an image would be refused and no one-shot
+# can be set; systemctl hibernate: torpor hibernate refuses before it
+# freezes anything, saying why and what to do; the hibernation fails,
+# the marker answers without a jump of its boot-time clock, nothing is
+# stored, grubenv has no next_entry.  One boot.
+grub_refuse_boot1() {
+	grub_started 1 "$kold"
+	has 1 "TORPOR-VM: next-boot=$(re "$kver") \\(GRUB default\\); the running kernel is $(re "$kold"): an image written now would be refused, and torpor cannot set a one-shot boot of the running kernel: .*may be changed by others than root" ||
+		fail "boot 1: torpor status on the next boot: $(line_of 1 'TORPOR-VM: next-boot=')"
+	has 1 'the next boot could not resume this image: ' ||
+		fail "boot 1: torpor hibernate did not refuse, saying why: $(grep -ah -m3 'torpor' "$logdir/boot1.log" | tail -n 2 | cut -c1-300)"
+	has 1 'torpor: freeze ' && fail "boot 1: torpor froze the system before it refused"
+	has 1 'TORPOR-VM: (resumed hibernate-service=exit-code|systemctl hibernate refused)' ||
+		fail "boot 1: the hibernation did not fail: $(line_of 1 'TORPOR-VM: (resumed|systemctl)')"
+	has 1 "MARKER-AFTER .*token=$token sum=$sum .*boottime_jump=0\\." ||
+		fail "boot 1: the marker did not answer as one that never stopped: $(grep -ah -m1 'MARKER-AFTER' "$logdir/boot1.log")"
+	stored_is none || fail "after boot 1 the swap area holds an image"
+	[ -z "$(grubenv_next 1)" ] || fail "after boot 1 grubenv has a next_entry"
+	note "boot 1: $(grep -ah -m1 'the next boot could not resume this image' "$logdir/boot1.log" | cut -d' ' -f2- | cut -c1-500)"
+	note "boot 1: ${boot_secs}s"
+}
+
 # Boot 1: the marker, data on the root filesystem, `systemctl $action`
 # (luks, btrfs: after torpor setup, which rebuilds the initramfs).
 if [ "$layout" != swap ] || [ "$package" = 1 ]; then
@@ -1131,7 +1163,7 @@ token=$(field 1 'MARKER pid=' token)
 sum=$(field 1 'MARKER pid=' sum)
 data=$(field 1 'TORPOR-VM: data=' data)
 has 1 "TORPOR-VM: $action start" || fail "boot 1 did not reach systemctl $action"
-has 1 "systemctl $action refused" && fail "boot 1: logind refused systemctl $action"
+[ "$grub_refuse" = 1 ] || ! has 1 "systemctl $action refused" || fail "boot 1: logind refused systemctl $action"
 note "boot 1: $(grep -h -m1 'TORPOR-VM: systemd ' "$logdir/boot1.log" | sed 's/.*TORPOR-VM: //')"
 # logind lets the desktop offer hibernation, to root and to a user.
 has 1 'TORPOR-VM: can-hibernate root=yes user=yes' ||
@@ -1140,8 +1172,14 @@ has 1 'TORPOR-VM: can-hibernate root=yes user=yes' ||
 [ "$kernel_own" = 1 ] || has 1 'TORPOR-VM: torpor-status-logind=yes: ' ||
 	fail "boot 1: torpor status does not say that logind answers yes: $(grep -h 'torpor-status-logind=' "$logdir/boot1.log")"
 note "boot 1: $(grep -h -m1 'torpor-status-logind=' "$logdir/boot1.log" | sed 's/.*TORPOR-VM: //')"
-[ "$grub" = 1 ] && [ "$kernel_own" = 0 ] && grub_boot1
+[ "$grub" = 1 ] && [ "$kernel_own" = 0 ] && [ "$grub_refuse" = 0 ] && grub_boot1
 [ "$kernel_own" = 1 ] && grub_started 1 "$kold"
+if [ "$grub_refuse" = 1 ]; then
+	grub_refuse_boot1
+	[ "$failures" = 0 ] || exit 1
+	note passed
+	exit 0
+fi
 if [ "$action" = hibernate ]; then
 	# The hook's console line may be lost: with 2 vCPUs the freeze can
 	# come before the serial port has sent it.  Boot 2 checks what the
