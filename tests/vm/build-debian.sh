@@ -18,6 +18,11 @@
 #            with cryptsetup and lvm2 as well, for the encrypted layouts
 #            (and cryptsetup-initramfs, which initramfs-tools needs to
 #            unlock a disk)
+#            initramfs-tools-grub (bookworm only): the guest with GRUB
+#            (grub-pc) and a second kernel, bookworm-backports' 6.12.57,
+#            beside Debian 12's 6.1 (distro-grub: a kernel update not yet
+#            booted); grub-install and update-grub are the case's, on its
+#            disk
 # Prints the tarball's path on stdout.  Two calls for the same tarball at
 # once (tests/vm/prepare.sh builds ahead of the cases) build it once: the
 # second waits for the first.  TORPOR_VM_TIMES, when set, names a file
@@ -35,17 +40,23 @@ bookworm | trixie | sid) ;;
 esac
 
 case "$kind" in
-initramfs-tools | dracut | initramfs-tools-crypt | dracut-crypt)
+initramfs-tools | dracut | initramfs-tools-crypt | dracut-crypt | initramfs-tools-grub)
 	# systemd as PID 1 with logind (D-Bus) and polkit (what answers an
 	# ordinary user's CanHibernate), the kernel, the generator, the
 	# libraries torpor and its plugins link, and what the case checks
 	# with (e2fsprogs for fsck, util-linux for swapon and setpriv).
 	pkgs="systemd,systemd-sysv,dbus,udev,kmod,e2fsprogs,util-linux,procps,polkitd"
-	pkgs="$pkgs,linux-image-amd64,${kind%-crypt}"
+	gen=${kind%-crypt}
+	gen=${gen%-grub}
+	pkgs="$pkgs,linux-image-amd64,$gen"
 	pkgs="$pkgs,libinih1,libgcrypt20,liblz4-1,liblzo2-2,zlib1g,libargon2-1"
 	case "$kind" in
 	initramfs-tools-crypt) pkgs="$pkgs,cryptsetup,cryptsetup-initramfs,lvm2" ;;
 	dracut-crypt) pkgs="$pkgs,cryptsetup,lvm2" ;;
+	initramfs-tools-grub)
+		[ "$release" = bookworm ] ||
+			{ echo "build-debian: $kind is for bookworm only" >&2; exit 1; }
+		pkgs="$pkgs,grub-pc,linux-image-6.12.57+deb12-amd64" ;;
 	esac
 	;;
 build)
@@ -113,10 +124,14 @@ drivers+=" virtio_pci virtio_blk ext4 "'
 		--customize-hook='chroot "$1" useradd -m -s /bin/sh vmuser'
 		--customize-hook='chroot "$1" systemctl mask serial-getty@ttyS0.service getty@tty1.service')
 fi
+sources=("$mirror")
+# (The backports kernel: named by its package, the only one of that name.)
+[ "$kind" = initramfs-tools-grub ] &&
+	sources+=("deb $mirror $release-backports main")
 if ! mmdebstrap --variant=minbase --format=tar --include="$pkgs" \
 	--aptopt='Acquire::Check-Valid-Until "false"' \
 	--aptopt='Acquire::Retries "3"' \
-	"${hooks[@]}" "$release" "$tmp" "$mirror" >"$log" 2>&1; then
+	"${hooks[@]}" "$release" "$tmp" "${sources[@]}" >"$log" 2>&1; then
 	if grep -Eq 'Could not resolve|Failed to fetch|Temporary failure|Unable to connect|Connection failed' "$log"; then
 		tail -5 "$log" >&2
 		echo "build-debian: the package archive cannot be reached" >&2
@@ -135,7 +150,7 @@ old_names=("$cache/$release-$kind"-*.tar)
 [ "$release" = bookworm ] && old_names+=("$cache"/debian12-"$kind"-*.tar)
 for old in "${old_names[@]}"; do
 	# (RELEASE-KIND-* also matches RELEASE-KIND-crypt-*: another kind's.)
-	case "$old" in "$cache/$release-$kind"-crypt-*) continue ;; esac
+	case "$old" in "$cache/$release-$kind"-crypt-* | "$cache/$release-$kind"-grub-*) continue ;; esac
 	[ "$old" = "$tarball" ] || rm -f "$old"
 done
 echo "$tarball"

@@ -10,6 +10,13 @@
 # swap only, the image in a NOCOW file on the root) or luks (Debian's
 # encrypted LVM, see distro-case.sh; luks_swap=file: Ubuntu's swap file
 # instead of the swap volume, partition: a LUKS swap partition).
+# grub=1 (distro-grub, Debian 12 only): GRUB in the disk's MBR boots the
+# guest (no QEMU -kernel), two kernels installed (6.1 and backports'
+# 6.12.57, the default), boot 1 runs 6.1; see distro-case.sh.
+# kernel_own=1 (distro-grub-kernel): the same guest without torpor, the
+# kernel's own hibernation (a measurement, vm-full); grub_other=1
+# (distro-grub-other): 6.12.57 chosen by hand after torpor hibernated 6.1;
+# grub_refuse=1 (distro-grub-refuse): a grubenv torpor will not write.
 # package=1 (distro-[RELEASE-]package): torpor from its Debian package,
 # installed, upgraded and purged with apt in the guest, see distro-case.sh.
 # action=deb (distro-[RELEASE-]deb): no guest; the Debian package built
@@ -22,7 +29,7 @@
 distro_parse() {
 	local what=${1#distro-}
 	release=bookworm gen=initramfs-tools corrupt=0 stale=0 action=hibernate efi=0
-	layout=swap luks_swap=lv package=0
+	layout=swap luks_swap=lv package=0 grub=0 kernel_own=0 grub_other=0 grub_refuse=0
 	case "$what" in
 	bookworm-* | trixie-* | sid-*) release=${what%%-*} what=${what#*-} ;;
 	esac
@@ -44,12 +51,17 @@ distro_parse() {
 	luks-swapfile) layout=luks luks_swap=file ;;
 	luks-swap-partition) layout=luks luks_swap=partition ;;
 	package) package=1 ;;
+	grub) grub=1 ;;
+	grub-kernel) grub=1 kernel_own=1 ;;
+	grub-other) grub=1 grub_other=1 ;;
+	grub-refuse) grub=1 grub_refuse=1 ;;
 	deb) action=deb ;;
 	*) echo "distro-case: unknown case '$1'" >&2; return 1 ;;
 	esac
 	kind=$gen corrupt_again=0
 	[ "$action" = deb ] && kind=build
 	[ "$layout" = luks ] && kind=$gen-crypt corrupt_again=1
+	[ "$grub" = 1 ] && kind=$gen-grub
 	[ "$action" = suspend-then-hibernate ] && [ "$release" = bookworm ] && corrupt_again=1
 	return 0
 }

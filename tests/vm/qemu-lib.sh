@@ -59,7 +59,9 @@ stamp_lines() {
 }
 
 # qemu_boot LOG LIMIT MEM KERNEL INITRD APPEND DISK...: one boot under
-# TCG, the disks as /dev/vda, /dev/vdb..., ended by `timeout` after LIMIT
+# TCG (KERNEL empty: no -kernel, the first disk's boot loader starts the
+# kernel; INITRD and APPEND are then unused), the disks as /dev/vda,
+# /dev/vdb..., ended by `timeout` after LIMIT
 # seconds; sets boot_rc and boot_secs.  The array qemu_extra, when set,
 # adds its words to QEMU's command line; vm_smp gives the vCPUs.
 #
@@ -288,6 +290,7 @@ sysrq_on_silence() {
 qemu_boot_once() {
 	local log=$1 limit=$2 mem=$3 kernel=$4 initrd=$5 append=$6
 	local start end disk drives=() serial=(-serial stdio) input=/dev/null typist=
+	local direct=()
 	shift 6
 	for disk in "$@"; do
 		drives+=(-drive "file=$disk,if=virtio,format=raw")
@@ -299,7 +302,10 @@ qemu_boot_once() {
 	echo "$mon" >"$log.mon"
 	local monitor=(-monitor "unix:$mon,server=on,wait=off")
 	rm -f "$log.sysrq"
-	append="sysrq_always_enabled $append"
+	# KERNEL empty: the firmware boots the first disk (its own boot
+	# loader, whose configuration holds the command line).
+	[ -z "$kernel" ] ||
+		direct=(-kernel "$kernel" -initrd "$initrd" -append "sysrq_always_enabled $append")
 	sysrq_before_timeout "$log" "$mon" "$limit" 2>/dev/null &
 	watcher=$!
 	if [ "${TORPOR_VM_SYSRQ:-0}" = 1 ]; then
@@ -318,7 +324,7 @@ qemu_boot_once() {
 		-machine pc,accel=tcg -cpu "$vm_cpu" -m "$mem" -smp "$vm_smp" \
 		-nodefaults -no-reboot -display none -monitor none \
 		"${serial[@]}" -net none \
-		-kernel "$kernel" -initrd "$initrd" -append "$append" \
+		${direct[@]+"${direct[@]}"} \
 		"${drives[@]}" ${monitor[@]+"${monitor[@]}"} ${qemu_extra[@]+"${qemu_extra[@]}"} \
 		<"$input" 2>&1 | stamp_lines "$start" >"$log"
 	boot_rc=${PIPESTATUS[0]}
