@@ -1539,10 +1539,10 @@ snapshot_sim_open(const char *spec, enum snapshot_mode mode,
 	bool named;
 	int r;
 
-	r = sim_parse_spec(spec, &size, &seed, &named);
+	r = snapshot_spec_parse(spec, &size, &seed, &named);
 	if (r < 0)
 		return log_error_errno(-EINVAL, "invalid simulated snapshot '%s': %s",
-				       spec, sim_spec_strerror(r));
+				       spec, snapshot_spec_strerror(r));
 
 	m = calloc(1, sizeof(*m));
 	if (!m)

@@ -179,7 +179,7 @@ size_t snapshot_page_size(const char *spec);
 
 /*
  * Open the source named by spec: "/dev/snapshot" (or another path to a
- * snapshot device) or a sim spec (see sim_parse_spec()).  With the kernel
+ * snapshot device) or a sim spec (see snapshot_spec_parse()).  With the kernel
  * source in hibernate mode this also calls mlockall().  EPERM is turned
  * into a message saying why (lockdown, nohibernate, secretmem).  Its ops
  * may be called from any thread: one call at a time reaches the device.
