@@ -34,6 +34,7 @@
 #include "proc.h"
 #include "resume.h"
 #include "session.h"
+#include "snapshot-sim.h"
 #include "snapshot.h"
 
 #define MiB (1024.0 * 1024.0)

@@ -47,7 +47,9 @@
 #include "crc32c.h"
 #include "image-format.h"
 #include "raw-format.h"
+#include "sim-pages.h"
 #include "snapshot-internal.h"
+#include "snapshot-sim.h"
 
 struct image {
 	uint8_t *data;

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "proc.h"
 #include "snapshot-internal.h"
+#include "snapshot-sim.h"
 #include "snapshot.h"
 #include "test-hook.h"
 
@@ -425,7 +426,7 @@ snapshot_running_release(const struct snapshot *s, char *buf, size_t size)
 	if (!buf || size == 0)
 		return -EINVAL;
 	if (s && s->kind == TORPOR_SNAPSHOT_SIM)
-		release = getenv("TORPOR_SIM_KERNEL_RELEASE");
+		release = getenv(SIM_KERNEL_RELEASE_ENV);
 	if (release && *release) {
 		if (strlen(release) >= SWSUSP_UTS_LEN)
 			return -EINVAL;

@@ -3,7 +3,7 @@
  * Snapshot sources: where the memory image comes from at hibernation and
  * where it goes back at resume.  Two implementations behind one interface:
  * "kernel" (/dev/snapshot, snapshot-kernel.c) and "sim" (a deterministic
- * synthetic image, snapshot-sim.c).
+ * synthetic image, sim/: its page generator and its device).
  */
 #ifndef TORPOR_SNAPSHOT_H
 #define TORPOR_SNAPSHOT_H
@@ -189,18 +189,6 @@ int snapshot_open(const char *spec, enum snapshot_mode mode,
 
 /* Close (NULL is fine). */
 void snapshot_close(struct snapshot *s);
-
-/*
- * torpor bench's premade image: make pages 1.. of the sim image (size,
- * seed) once, into memory that this process and the children it forks
- * share.  A sim of that image then hands out and checks those pages
- * instead of generating them (the same bytes), so that a benchmark
- * measures the pipeline more than the generator.  It takes `size` bytes
- * of memory until snapshot_sim_premade_drop().  0 or -errno (no memory:
- * the sim generates as before).
- */
-int snapshot_sim_premake(uint64_t size, uint64_t seed);
-void snapshot_sim_premade_drop(void);
 
 struct torpor_config;
 

@@ -17,7 +17,9 @@
 #include "capture.h"
 #include "config.h"
 #include "log.h"
+#include "sim-pages.h"
 #include "snapshot-internal.h"
+#include "snapshot-sim.h"
 #include "snapshot.h"
 
 #define PAGE SIM_PAGE_SIZE
