@@ -313,7 +313,7 @@ refresh_writer(struct cycle_prepared *p)
 static void
 record_root_guard(struct cycle *cy)
 {
-	const char *path = root_guard_path(cy->snap->kind);
+	const char *path = snapshot_root_path(cy->snap->kind);
 	char why[320];
 	char uuid[40];
 

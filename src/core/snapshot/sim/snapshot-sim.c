@@ -5,7 +5,9 @@
  * pages back the way /dev/snapshot does, comparing each one with the
  * image it regenerates; it models the kernel's lock, its checks of the
  * header page and its swap bookkeeping.  It needs no privileges, so the
- * demo, the tests and the benchmarks run on it.
+ * demo, the tests and the benchmarks run on it.  A library of its own
+ * (meson.build): torpor-resume, which goes into every initramfs, does not
+ * link it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -917,3 +919,41 @@ sim_premade_served(const struct snapshot *s)
 	return m->premade_served;
 }
 
+/* ------------------------------------------------------------------ */
+/* The simulated machine, a snapshot source (snapshot.h).              */
+
+static const char *
+sim_kernel_release(void)
+{
+	return getenv(SIM_KERNEL_RELEASE_ENV);
+}
+
+static const char *
+sim_machine(void)
+{
+	const char *machine = getenv(SIM_MACHINE_ENV);
+
+	return machine && *machine ? machine : SNAPSHOT_ARCH_HEADER_MACHINE;
+}
+
+static const char *
+sim_root_path(void)
+{
+	return getenv(SIM_ROOT_GUARD_ENV);
+}
+
+static const struct snapshot_source sim_source = {
+	.kind = TORPOR_SNAPSHOT_SIM,
+	.open = snapshot_sim_open,
+	.kernel_release = sim_kernel_release,
+	.machine = sim_machine,
+	.root_path = sim_root_path,
+};
+
+/* Linking this library is what makes sim: specs open, and what lets its
+ * levers ($TORPOR_SIM_*) be read: a program without it has neither. */
+static void __attribute__((constructor))
+sim_source_add(void)
+{
+	snapshot_source_add(&sim_source);
+}

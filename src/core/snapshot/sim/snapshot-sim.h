@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The simulated snapshot device (snapshot-sim.c): what the programs and
- * tests may ask of it besides the snapshot interface (snapshot.h), and
- * the tests' levers on the machine it simulates.
+ * tests that link the simulator may ask of it besides the snapshot
+ * interface (snapshot.h), and the tests' levers on the machine it
+ * simulates.  Linked, it is the source of "sim:SIZE[:SEED]" specs.
  */
 #ifndef TORPOR_SNAPSHOT_SIM_H
 #define TORPOR_SNAPSHOT_SIM_H
@@ -12,19 +13,21 @@
 #include "snapshot.h"
 
 /*
- * The levers, environment variables read for the simulated device only:
+ * The levers, environment variables read by the simulated device only:
  * the kernel release it runs as (default: the running kernel's), the
  * machine it runs as (written into the header page's utsname; "x86_64",
  * the default, judges images by the memory map, any other by the
- * release), the name of the firmware memory map it sees, and a shell
+ * release), the name of the firmware memory map it sees, the path whose
+ * filesystem stands for its root filesystem (default "/"), and a shell
  * command run while it is "off" (the next boot).
  */
 #define SIM_KERNEL_RELEASE_ENV	"TORPOR_SIM_KERNEL_RELEASE"
 #define SIM_MACHINE_ENV		"TORPOR_SIM_MACHINE"
 #define SIM_MEMORY_MAP_ENV	"TORPOR_SIM_MEMORY_MAP"
+#define SIM_ROOT_GUARD_ENV	"TORPOR_SIM_ROOT_GUARD"
 #define SIM_NEXT_BOOT_ENV	"TORPOR_SIM_NEXT_BOOT"
 
-/* Open a simulated device; snapshot_open() picks it for a sim spec. */
+/* Open a simulated device; snapshot_open() calls it for sim specs. */
 int snapshot_sim_open(const char *spec, enum snapshot_mode mode,
 		      struct snapshot **ret);
 
