@@ -11,17 +11,19 @@
  * byte for byte, so the swap UUID and label (bytes 1036..1068, never
  * written) and the signature survive.
  *
- * Pages come from the snapshot source (SNAPSHOT_ALLOC_SWAP_PAGE): the
- * kernel's, or the sim's model of it on a swap partition.  On a swap file
- * the sim cannot allocate, and torpor allocates from the area itself,
- * front to back.  With the sim the area must not be active (swapoff):
- * the running kernel would hand its pages to others.
+ * Pages come from the snapshot device (SNAPSHOT_ALLOC_SWAP_PAGE, through
+ * the host) once it has taken the area.  A device that leaves an area to
+ * the writer (-EOPNOTSUPP from swap_set_area) leaves its pages to the
+ * writer, who takes them from the area itself, front to back, skipping
+ * the bad ones; only an area the running kernel does not use (not
+ * active) allows that, since the kernel alone knows which of an active
+ * area's pages are free.
  *
  * A swap file is written through the block device under it, at the
  * physical offsets FIEMAP gives, so nothing of its filesystem changes; it
  * must be root's with mode 0600.  A swap partition is opened exclusively
- * (refused while mounted or held) unless it is active, where the kernel
- * allocates (kernel source) or the writer refuses it (sim source).
+ * (refused while mounted or held) unless it is active, where only the
+ * device's pages are written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -83,15 +85,14 @@ static char area_uuid[40];
 static struct bd_dev dev;
 
 /* Writing. */
-static bool kernel_mode;
-/* The pages come from the snapshot source (SNAPSHOT_ALLOC_SWAP_PAGE): the
- * kernel's, or the sim's model of it on a swap partition. */
+/* The pages come from the snapshot device (SNAPSHOT_ALLOC_SWAP_PAGE);
+ * false: the writer takes them from the area (cursor). */
 static bool source_alloc;
 static uint8_t *hdr_page;		/* page 0 as found at reserve() */
 static uint8_t saved_tail[TAIL_LEN];
 static uint32_t last_page, nr_bad;
 static uint32_t *bad;
-static uint64_t cursor;			/* sim: next free page */
+static uint64_t cursor;			/* the next page the writer takes */
 static struct bd_stream out;
 static struct bd_map stream;		/* runs of the data stream */
 static bool reserved;
@@ -613,11 +614,15 @@ is_bad_page(uint64_t p)
 	return false;
 }
 
-/* Free bytes of the area for the simulated source: pages 1..last_page. */
+/* The bytes of the pages a swap header page (pg) leaves free: pages
+ * 1..last_page, the bad ones taken off. */
 static uint64_t
-sim_free_bytes(void)
+header_free_bytes(const uint8_t *pg)
 {
-	return ((uint64_t)last_page - nr_bad) * page;
+	uint32_t last = torpor_get_le32(pg + 1028);
+	uint32_t nbad = torpor_get_le32(pg + 1032);
+
+	return last > nbad ? (uint64_t)(last - nbad) * page : 0;
 }
 
 /* The area as it is now: open, its logical space known, its header
@@ -634,11 +639,6 @@ open_area(struct stat *st)
 		torpor_log(host, NAME, TORPOR_LOG_ERR, "swap area %s has disappeared: %s: %m", spec,
 		    what);
 		return r;
-	}
-	if (!kernel_mode && scan_proc_swaps(st, NULL, 0) == 1) {
-		torpor_log(host, NAME, TORPOR_LOG_ERR, "swap area %s is in use by the kernel: with the simulated snapshot source torpor cannot tell which of its pages are free; run swapoff %s first",
-		    spec, what);
-		return -EBUSY;
 	}
 	r = open_dev(true);
 	if (r < 0)
@@ -710,28 +710,36 @@ parse_swap_header(void)
 	return 0;
 }
 
-/* Free bytes of the area: the source's count (once it knows the area),
- * or, where the simulated source cannot allocate (a swap file), what the
- * header leaves free. */
+/*
+ * Hand the area to the snapshot device and say what is free of it: the
+ * device's count once it took the area (its pages then come from it), or,
+ * where the device leaves the area to the writer (-EOPNOTSUPP), what the
+ * header leaves free, if the running kernel does not use the area.
+ */
 static int
 free_space(const struct stat *st, uint64_t *ret)
 {
+	const char *what = file_path[0] ? file_path : dev_path;
 	int active = scan_proc_swaps(st, NULL, 0);
 	int64_t a;
 	int r;
 
 	source_alloc = false;
 	r = host->swap_set_area(bd_kernel_dev(dev_rdev), hdr_phys);
-	if (!kernel_mode && r == -EOPNOTSUPP) {
-		/* open_area() refused an active one. */
-		*ret = sim_free_bytes();
+	if (r == -EOPNOTSUPP && active == 0) {
+		*ret = header_free_bytes(hdr_page);
 		return 0;
 	}
+	if (r == -EOPNOTSUPP) {
+		torpor_log(host, NAME, TORPOR_LOG_ERR, "swap area %s is %s: only the running kernel knows which of its pages are free, and this snapshot device does not hand them out; run swapoff %s first",
+		    spec, active > 0 ? "in use by the kernel" : "perhaps in use by the kernel (/proc/swaps cannot be read)",
+		    what);
+		return -EBUSY;
+	}
 	if (r < 0) {
-		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "the %s refused swap area %s (%s at byte %" PRIu64 ")%s: %m",
-		    kernel_mode ? "kernel" : "simulated snapshot source",
+		torpor_log_errno(host, NAME, TORPOR_LOG_ERR, r, "the snapshot device refused swap area %s (%s at byte %" PRIu64 ")%s: %m",
 		    spec, dev_path, hdr_phys,
-		    kernel_mode && active == 0 ? "; it is not active: swapon it first" : "");
+		    active == 0 ? "; it is not active: swapon it first" : "");
 		return r;
 	}
 	a = host->swap_avail();
@@ -740,9 +748,12 @@ free_space(const struct stat *st, uint64_t *ret)
 	return 0;
 }
 
-/* The free bytes of the area without touching it: the kernel's count of
- * an active area (/proc/swaps), or with the simulated source what the
- * header leaves (page 0 and the bad pages taken off). */
+/*
+ * The free bytes of the area without touching it.  An active area's pages
+ * are the running kernel's: its count (/proc/swaps).  An inactive one's
+ * are what its header leaves free, unless the snapshot is the running
+ * kernel's, which hands out pages of active areas only (none here).
+ */
 static int
 area_free_bytes(uint64_t *ret)
 {
@@ -752,21 +763,16 @@ area_free_bytes(uint64_t *ret)
 
 	if (stat(file_path[0] ? file_path : dev_path, &st) < 0)
 		return -errno;
-	if (host->snapshot_kind() == TORPOR_SNAPSHOT_KERNEL) {
-		*ret = 0;	/* not active: the kernel gives none */
-		r = scan_proc_swaps_free(&st, NULL, 0, ret);
+	*ret = 0;
+	r = scan_proc_swaps_free(&st, NULL, 0, ret);
+	if (r != 0 || host->snapshot_kind() == TORPOR_SNAPSHOT_KERNEL)
 		return r < 0 ? r : 0;
-	}
 	r = open_dev(false);
 	if (r == 0)
 		r = read_page0(&pg);
 	if (r < 0)
 		return r;
-	if (torpor_get_le32(pg + 1028) > torpor_get_le32(pg + 1032))
-		*ret = ((uint64_t)torpor_get_le32(pg + 1028) -
-			torpor_get_le32(pg + 1032)) * page;
-	else
-		*ret = 0;
+	*ret = header_free_bytes(pg);
 	free(pg);
 	return 0;
 }
@@ -827,7 +833,6 @@ swap_reserve(uint64_t expected)
 		torpor_log(host, NAME, TORPOR_LOG_ERR, "no swap area to write to (initialise found none)");
 		return -ENODEV;
 	}
-	kernel_mode = host->snapshot_kind() == TORPOR_SNAPSHOT_KERNEL;
 	r = open_area(&st);
 	if (r == 0 && file_path[0])
 		r = hold_file(&st);

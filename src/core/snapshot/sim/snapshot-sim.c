@@ -603,13 +603,35 @@ do_suspend_to_ram(struct snapshot *s)
 	return 0;
 }
 
+/* 1 when the block device d is active swap (/proc/swaps), 0 when not,
+ * -errno when that cannot be told. */
+static int
+swap_active(dev_t d)
+{
+	FILE *f = fopen("/proc/swaps", "re");
+	char line[PATH_MAX + 128], name[PATH_MAX];
+	struct stat st;
+	int r = 0;
+
+	if (!f)
+		return -errno;
+	while (r == 0 && fgets(line, sizeof(line), f))
+		r = sscanf(line, "%4095s", name) == 1 &&
+		    stat(name, &st) == 0 && S_ISBLK(st.st_mode) &&
+		    st.st_rdev == d;
+	fclose(f);
+	return r;
+}
+
 /*
  * SNAPSHOT_SET_SWAP_AREA.  The kernel takes an active swap area; the sim
  * takes an inactive swap partition (its header at offset 0 of the device
- * with that number), since the running kernel would hand the pages of an
- * active one to others.  A swap file's pages lie where its filesystem put
- * them, which the sim cannot see: -EOPNOTSUPP, and the writer allocates
- * itself.  Like the kernel: -EPERM once pages were handed out.
+ * with that number) and refuses an active one (-EBUSY): the running
+ * kernel hands its pages to others, and only it knows which are free.  A
+ * swap file's pages lie where its filesystem put them, which the sim
+ * cannot see: -EOPNOTSUPP, the area is left to the writer (who takes an
+ * inactive one's pages itself).  Like the kernel: -EPERM once pages were
+ * handed out.
  */
 static int
 do_set_swap_area(struct snapshot *s, uint32_t dev, uint64_t offset)
@@ -628,6 +650,12 @@ do_set_swap_area(struct snapshot *s, uint32_t dev, uint64_t offset)
 	r = bd_devnode(d, node, sizeof(node));
 	if (r < 0)
 		return r;
+	r = swap_active(d);
+	if (r > 0)
+		log_error("the simulated snapshot device cannot use swap area %s: it is active, and only the running kernel knows which of its pages are free (swapoff %s first)",
+			  node, node);
+	if (r != 0)
+		return r > 0 ? -EBUSY : r;
 	fd = open(node, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -ENODEV;
