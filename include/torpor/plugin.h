@@ -194,19 +194,26 @@ struct torpor_host {
 	 * or -errno (-ENOKEY: no way to ask). */
 	int (*ask_passphrase)(const char *prompt, char *buf, size_t size);
 
-	/* What the cycle snapshots: TORPOR_SNAPSHOT_KERNEL or _SIM. */
+	/* What the cycle snapshots: TORPOR_SNAPSHOT_KERNEL, the running
+	 * kernel (the machine really sleeps), or a stand-in for tests and
+	 * demonstrations (any other value; TORPOR_SNAPSHOT_SIM, the
+	 * simulator, is the one there is).  A plugin may hold back what
+	 * only a real sleep should do or what only the kernel allows, and
+	 * must not depend on which stand-in it is. */
 	int (*snapshot_kind)(void);
 
 	/* Swap services of the snapshot device, for writers.  With the kernel
 	 * source these are SNAPSHOT_SET_SWAP_AREA (dev in the kernel's
 	 * new_encode_dev form, offset of the swap header in bytes, a whole
-	 * number of pages: the core hands the kernel pages),
-	 * SNAPSHOT_AVAIL_SWAP_SIZE, SNAPSHOT_ALLOC_SWAP_PAGE (returns the
-	 * byte offset of a free swap page) and SNAPSHOT_FREE_SWAP_PAGES.  The
-	 * sim source models them on an inactive swap partition; on a swap
-	 * file it returns -EOPNOTSUPP and the writer allocates from the
-	 * swap area itself.  Any thread may call them: the core makes one
-	 * call at a time reach the device. */
+	 * number of pages: the core hands the kernel pages; the kernel takes
+	 * an active swap area only), SNAPSHOT_AVAIL_SWAP_SIZE,
+	 * SNAPSHOT_ALLOC_SWAP_PAGE (returns the byte offset of a free swap
+	 * page) and SNAPSHOT_FREE_SWAP_PAGES.  swap_set_area() returns
+	 * -EOPNOTSUPP where the device leaves an area to the writer (the
+	 * simulator does for a swap file): nobody hands out its pages, and
+	 * the writer may take them itself from an area the running kernel
+	 * does not use (swapoff).  Any thread may call them: the core makes
+	 * one call at a time reach the device. */
 	int (*swap_set_area)(uint32_t kernel_dev, uint64_t offset);
 	int64_t (*swap_avail)(void);
 	int64_t (*swap_alloc_page)(void);

@@ -14,11 +14,15 @@
  * parallel; the cycle goes on once all have finished or the timeout has
  * passed.  A failing hook is logged and does not stop the hibernation.
  *
- * With the simulated snapshot device the hooks run only when [sleep-hooks]
- * sim = yes, so that tests and demos never touch the machine's own hooks.
+ * The machine's own hooks, the default directory, run only when the
+ * machine really sleeps: the host says whether the snapshot is the
+ * running kernel's.  A cycle on a stand-in (the tests' and the demo's
+ * simulated device) runs the hooks of another directory it names, never
+ * those.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,18 +37,18 @@
 
 #define NAME "sleep-hooks"
 #define MAX_HOOKS 256
+/* What systemd-sleep runs: the machine's own hooks. */
+#define MACHINE_HOOKS "/usr/lib/systemd/system-sleep"
 
 static const struct torpor_host *host;
 
 static const struct torpor_config_key sleep_hooks_keys[] = {
 	{ .name = "directory", .type = TORPOR_CONFIG_PATH,
-	  .default_value = "/usr/lib/systemd/system-sleep",
-	  .help = "the hooks to run, as systemd-sleep does" },
+	  .default_value = MACHINE_HOOKS,
+	  .help = "the hooks to run, as systemd-sleep does (these, the default, only when the machine really sleeps)" },
 	{ .name = "timeout", .type = TORPOR_CONFIG_INT, .min = 1, .max = 3600,
 	  .default_value = "90",
 	  .help = "seconds the hooks may take before they are killed" },
-	{ .name = "sim", .type = TORPOR_CONFIG_BOOL, .default_value = "no",
-	  .help = "run the hooks with the simulated snapshot device too" },
 	{ .name = NULL },
 };
 
@@ -198,18 +202,34 @@ run_hooks(const char *dir, const char *phase, const char *action,
 	free(h);
 }
 
+/* Whether dir is the machine's own hooks, under whatever path names
+ * them (/lib/systemd/system-sleep, a symbolic link). */
+static bool
+machine_hooks(const char *dir)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+
+	if (strcmp(dir, MACHINE_HOOKS) == 0)
+		return true;
+	return realpath(dir, a) && realpath(MACHINE_HOOKS, b) &&
+	       strcmp(a, b) == 0;
+}
+
 static int
 sleep_hooks_event(int event, const char *action)
 {
 	const char *dir = host->config_get(NAME, "directory");
-	int64_t timeout = 90, sim = 0;
+	int64_t timeout = 90;
 
 	host->config_number(NAME, "timeout", &timeout);
-	host->config_number(NAME, "sim", &sim);
-	if (host->snapshot_kind() == TORPOR_SNAPSHOT_SIM && !sim)
-		return 0;
 	if (!dir || (event != TORPOR_SLEEP_PRE && event != TORPOR_SLEEP_POST))
 		return 0;
+	if (host->snapshot_kind() != TORPOR_SNAPSHOT_KERNEL &&
+	    machine_hooks(dir)) {
+		torpor_log(host, NAME, TORPOR_LOG_INFO, "the machine does not sleep (the snapshot is not the running kernel's): its own hooks in %s are not run",
+			   dir);
+		return 0;
+	}
 	run_hooks(dir, event == TORPOR_SLEEP_PRE ? "pre" : "post",
 		  action ? action : "hibernate", (unsigned)timeout);
 	/* As with systemd-sleep, a failing hook never stops the sleep. */

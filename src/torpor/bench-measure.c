@@ -24,6 +24,7 @@
 #include "passphrase.h"
 #include "proc.h"
 #include "resume.h"
+#include "snapshot-sim.h"
 #include "snapshot.h"
 #include "write-all.h"
 

@@ -24,6 +24,7 @@
 #include "cli-option.h"
 #include "log.h"
 #include "resume.h"
+#include "snapshot-sim.h"
 #include "snapshot.h"
 
 static const char *const default_chains[] = {
@@ -64,10 +65,10 @@ parse_size(const char *arg, uint64_t *ret)
 	if (snprintf(spec, sizeof(spec), "sim:%s", arg) >= (int)sizeof(spec))
 		r = -EINVAL;
 	else
-		r = sim_parse_spec(spec, ret, &seed, &named);
+		r = snapshot_spec_parse(spec, ret, &seed, &named);
 	if (r < 0)
 		return log_error_errno(-EINVAL, "bench: --size '%s': %s", arg,
-				       sim_spec_strerror(r));
+				       snapshot_spec_strerror(r));
 	return 0;
 }
 

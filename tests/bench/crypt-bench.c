@@ -19,7 +19,9 @@
 #include <torpor/plugin.h>
 #include <torpor/plugin-util.h>
 
+#include "sim-pages.h"
 #include "snapshot-internal.h"
+#include "snapshot-sim.h"
 
 #include "crypt-key.h"
 #include "fake-host.h"

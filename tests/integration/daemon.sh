@@ -334,7 +334,7 @@ case_cli_cancel() {
 	[ -e "$TORPOR_PLUGINDIR/sleep-hooks.so" ] || { echo "SKIP: no sleep-hooks"; exit 77; }
 	mkdir -p "$WORK/hooks"
 	write_config sim:8M lzo
-	printf '\n[sleep-hooks]\ndirectory = %s\nsim = yes\n' "$WORK/hooks" >>"$CONF"
+	printf '\n[sleep-hooks]\ndirectory = %s\n' "$WORK/hooks" >>"$CONF"
 	printf '#!/bin/sh\n[ "$1" = pre ] && kill -INT $PPID\nexit 0\n' >"$WORK/hooks/10-int"
 	chmod 755 "$WORK/hooks/10-int"
 	t_run "cancelled" torpor hibernate

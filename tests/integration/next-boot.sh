@@ -167,7 +167,7 @@ case_cancel() {
 	printf '#!/bin/sh\n[ "$1" = pre ] && kill -INT $PPID\nexit 0\n' >"$WORK/hooks/cancel"
 	chmod 755 "$WORK/hooks/cancel"
 	write_config sim:8M ""
-	printf '\n[sleep-hooks]\ndirectory = %s\nsim = yes\n' "$WORK/hooks" >>"$CONF"
+	printf '\n[sleep-hooks]\ndirectory = %s\n' "$WORK/hooks" >>"$CONF"
 	t_run hib torpor hibernate --direct
 	expect_rc 1 "a cancelled hibernation"
 	expect_err "next boot: a one-shot boot of" "the one-shot was set before the cancel"

@@ -18,6 +18,10 @@
 #   config-not-private      root given a configuration others may change,
 #                           or one in a folder others may write (root only:
 #                           SKIP otherwise)
+#   resume-without-sim      the installed torpor-resume ($TORPOR_RESUME_KERNEL,
+#                           no simulator) given a simulated image: it says it
+#                           has no simulator and leaves the image, which
+#                           torpor-resume-sim then resumes
 # A device in use is writers/in-use.sh's (it needs root and loop devices);
 # the daemon's refusal of a user is daemon.sh's.
 . "$(dirname "$0")/lib.sh"
@@ -31,6 +35,18 @@ image-not-private)
 	owner=$([ "$(id -u)" = 0 ] && echo root || echo "this user")
 	expect_err_line "torpor: raw: refusing image file $IMAGE: it has mode 0644: other users could read the memory image (it must be 0600); the image holds the whole memory, so it must be private to $owner: remove it and create it again private (rm $IMAGE; umask 077; truncate -s SIZE $IMAGE), as chmod does not shut out a user who already has it open" \
 		"image file of mode 0644"
+	;;
+resume-without-sim)
+	write_config sim:8M ""
+	t_run hibernate torpor hibernate --direct
+	[ "$rc" -eq 0 ] || fail "hibernate"
+	TORPOR_RESUME=$TORPOR_RESUME_KERNEL t_run resume torpor_resume
+	expect_rc 1 "the installed torpor-resume on a simulated image"
+	expect_err_line "torpor-resume: snapshot source 'sim:8M' is the simulated snapshot device, which this program is built without: it restores through the kernel's /dev/snapshot only (the simulator, for tests and demonstrations, is in torpor, torpord and a build tree's torpor-resume-sim)" \
+		"the installed torpor-resume says it has no simulator"
+	t_run resume torpor_resume
+	expect_rc 0 "torpor-resume-sim after the installed one"
+	expect_out "restored and verified" "the image left by the installed torpor-resume resumed"
 	;;
 image-not-private-resume)
 	write_config sim:8M ""

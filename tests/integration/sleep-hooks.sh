@@ -28,7 +28,6 @@ hooks_config() {	# hooks_config AFTER [EXTRA...]
 		echo
 		echo "[sleep-hooks]"
 		echo "directory = $hooks"
-		echo "sim = yes"
 		for line in "$@"; do echo "$line"; done
 	} >>"$CONF"
 }
@@ -67,11 +66,23 @@ expect_rc 0 "hibernate with a hanging hook"
 expect_err '50-hangs did not finish within 1 s: killed' "the hanging hook is killed"
 rm -f "$hooks/50-hangs"
 
-# Without sim = yes the simulated device never runs the machine's hooks.
-write_config sim:8M lzo "[sleep-hooks]" "directory = $hooks"
-: >"$calls"
-t_run "no hooks on the sim by default" torpor hibernate --direct
-expect_rc 0 "hibernate without sim = yes"
-[ -s "$calls" ] && fail "hooks ran on the sim without sim = yes"
+# The simulated device never runs the machine's own hooks, the default
+# directory, whatever path names it: the machine does not sleep.
+machine_hooks=/usr/lib/systemd/system-sleep
+write_config sim:8M lzo
+t_run "the machine's hooks on the sim" torpor -v hibernate --direct
+expect_rc 0 "hibernate with the default directory"
+expect_err "the machine does not sleep \\(the snapshot is not the running kernel's\\): its own hooks in $machine_hooks are not run" \
+	"the default directory is not run on the sim"
+grep -q "hook(s) from $machine_hooks" "$ERR" && fail "the machine's hooks ran on the sim"
+if [ -d "$machine_hooks" ]; then
+	ln -s "$machine_hooks" "$WORK/alias"
+	write_config sim:8M lzo "[sleep-hooks]" "directory = $WORK/alias"
+	t_run "the machine's hooks by another name" torpor -v hibernate --direct
+	expect_rc 0 "hibernate with the machine's hooks by another name"
+	expect_err "its own hooks in $WORK/alias are not run" \
+		"the machine's hooks by another name are not run on the sim"
+	grep -q "hook(s) from $WORK/alias" "$ERR" && fail "the machine's hooks ran on the sim by another name"
+fi
 
 finish

@@ -31,7 +31,7 @@ fresh_sysroot() {
 
 s2h_config() {	# s2h_config [EXTRA [torpor] LINES...]
 	write_config sim:8M lzo "$@"
-	printf '\n[sleep-hooks]\ndirectory = %s\nsim = yes\n' "$hooks" >>"$CONF"
+	printf '\n[sleep-hooks]\ndirectory = %s\n' "$hooks" >>"$CONF"
 }
 
 expect_calls() {	# expect_calls WHAT LINE...

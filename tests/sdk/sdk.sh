@@ -5,7 +5,8 @@
 # --destdir` of this build, then plugins built against that tree alone
 # (its headers and torpor-plugin.pc, no -I into the sources), loaded by
 # the installed programs and run through full cycles on the simulated
-# snapshot device.
+# snapshot device (resumed by the build tree's torpor-resume-sim: the
+# installed torpor-resume has no simulator, which is checked too).
 #
 # Usage: sdk.sh example   the example filter (examples/zero-elide), built
 #                         with its meson.build and with its Makefile
@@ -36,12 +37,13 @@ expect_rc 0 "meson install --destdir"
 [ "$rc" -eq 0 ] || finish
 pcdir=$(dirname "$(find "$ROOT" -name torpor-plugin.pc | head -n 1)")
 TORPOR=$(find "$ROOT" -path '*bin/torpor' -type f | head -n 1)
-TORPOR_RESUME=$(find "$ROOT" -path '*bin/torpor-resume' -type f | head -n 1)
+INSTALLED_RESUME=$(find "$ROOT" -path '*bin/torpor-resume' -type f | head -n 1)
 if [ ! -f "$pcdir/torpor-plugin.pc" ] || [ ! -x "$TORPOR" ] ||
-   [ ! -x "$TORPOR_RESUME" ]; then
+   [ ! -x "$INSTALLED_RESUME" ]; then
 	fail "the installed tree lacks torpor-plugin.pc or the programs"
 	finish
 fi
+TORPOR_RESUME=$TORPOR_RESUME_SIM
 
 # with_sdk CMD...: run CMD with a pkg-config that sees only the installed
 # tree's torpor-plugin.pc, its paths moved into the destdir.
@@ -81,8 +83,9 @@ check_sources() {
 }
 
 # cycle FILTERS: hibernate, verify, resume, and a second resume that finds
-# nothing, with the installed programs and the plugins in
-# $PLUGINDIR_OVERRIDE.
+# nothing, with the installed programs (torpor-resume-sim for the resume)
+# and the plugins in $PLUGINDIR_OVERRIDE.  The installed torpor-resume
+# first, which cannot open the simulated device and leaves the image.
 cycle() {
 	local filters="$1" pages=4096 what="[$1]"
 	rm -f "$IMAGE"
@@ -95,6 +98,10 @@ cycle() {
 	expect_rc 0 "$what: verify"
 	expect_out "^verify: image is intact: .* chain $filters raw\$" \
 		"$what: verify"
+	TORPOR_RESUME=$INSTALLED_RESUME t_run installed torpor_resume
+	expect_rc 1 "$what: the installed torpor-resume on a sim image"
+	expect_err "is the simulated snapshot device, which this program is built without" \
+		"$what: the installed torpor-resume says it has no simulator"
 	t_run res torpor_resume
 	expect_rc 0 "$what: resume"
 	expect_out "^resume: $pages pages restored and verified" \

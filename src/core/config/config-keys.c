@@ -206,10 +206,10 @@ set_snapshot(struct torpor_config *c, const struct core_key *k,
 	int r;
 
 	if (snapshot_spec_kind(value) == TORPOR_SNAPSHOT_SIM) {
-		r = sim_parse_spec(value, &size, &seed, &named);
+		r = snapshot_spec_parse(value, &size, &seed, &named);
 		if (r < 0) {
 			snprintf(reason, reason_size, "'%s': %s", value,
-				 sim_spec_strerror(r));
+				 snapshot_spec_strerror(r));
 			return -EINVAL;
 		}
 	} else if (!config_is_absolute_path(value)) {

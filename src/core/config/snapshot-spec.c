@@ -43,8 +43,8 @@ parse_size_seed(const char *p, uint64_t *ret_size, uint64_t *ret_seed)
 }
 
 int
-sim_parse_spec(const char *spec, uint64_t *ret_size, uint64_t *ret_seed,
-	       bool *ret_named)
+snapshot_spec_parse(const char *spec, uint64_t *ret_size, uint64_t *ret_seed,
+		    bool *ret_named)
 {
 	uint64_t size = SIM_DEFAULT_SIZE, seed = SIM_DEFAULT_SEED;
 	bool named = false;
@@ -65,7 +65,7 @@ sim_parse_spec(const char *spec, uint64_t *ret_size, uint64_t *ret_seed,
 }
 
 const char *
-sim_spec_strerror(int r)
+snapshot_spec_strerror(int r)
 {
 	switch (r) {
 	case 0:

@@ -36,10 +36,10 @@ enum torpor_snapshot_kind snapshot_spec_kind(const char *spec);
  * -ERANGE when a number does not fit in 64 bits, -EDOM when SIZE is zero
  * or not a multiple of the page size.  Outputs are untouched on failure.
  */
-int sim_parse_spec(const char *spec, uint64_t *ret_size, uint64_t *ret_seed,
-		   bool *ret_named);
+int snapshot_spec_parse(const char *spec, uint64_t *ret_size,
+			uint64_t *ret_seed, bool *ret_named);
 
-/* Why sim_parse_spec() returned r, in words for a message. */
-const char *sim_spec_strerror(int r);
+/* Why snapshot_spec_parse() returned r, in words for a message. */
+const char *snapshot_spec_strerror(int r);
 
 #endif

@@ -119,7 +119,8 @@ cycle_expected_image_bytes(enum torpor_snapshot_kind kind, const char *spec)
 	/* The simulated image's size is in its name; like the kernel's, the
 	 * device itself knows it only once the image exists. */
 	if (kind == TORPOR_SNAPSHOT_SIM)
-		return sim_parse_spec(spec, &size, &seed, &named) == 0 ? size : 0;
+		return snapshot_spec_parse(spec, &size, &seed, &named) == 0 ?
+		       size : 0;
 	/* The kernel shrinks the image to /sys/power/image_size when it can;
 	 * used memory is the other bound. */
 	f = fopen("/sys/power/image_size", "re");
@@ -317,7 +318,7 @@ refresh_writer(struct cycle_prepared *p)
 static void
 record_root_guard(struct cycle *cy)
 {
-	const char *path = root_guard_path(cy->snap->kind);
+	const char *path = snapshot_root_path(cy->snap->kind);
 	char why[320];
 	char uuid[40];
 

@@ -23,19 +23,6 @@
 #include "ext-super.h"
 #include "root-guard.h"
 
-const char *
-root_guard_path(enum torpor_snapshot_kind kind)
-{
-	const char *p;
-
-	if (kind == TORPOR_SNAPSHOT_SIM) {
-		p = getenv(ROOT_GUARD_TEST_ENV);
-		if (p && *p)
-			return p;
-	}
-	return "/";
-}
-
 /* A recorded guard; its device into why. */
 static int
 guard_set(struct image_root_guard *g, uint32_t kind, const uint8_t uuid[16],

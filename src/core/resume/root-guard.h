@@ -11,16 +11,7 @@
 
 #include <stddef.h>
 
-#include <torpor/plugin.h>
-
 #include "image-format.h"
-
-/* The environment variable naming the path whose filesystem is guarded
- * instead of "/": honoured on the sim source only (the tests). */
-#define ROOT_GUARD_TEST_ENV "TORPOR_SIM_ROOT_GUARD"
-
-/* The path whose filesystem a cycle on a source of this kind guards. */
-const char *root_guard_path(enum torpor_snapshot_kind kind);
 
 /*
  * Record the filesystem mounted at path into *ret.  0 with a guard of

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The parts of the snapshot interface both sources share: picking a source
- * from its spec, the one-at-a-time entry points, reading the image's first
- * page, and the kernel release.
+ * The parts of the snapshot interface every source shares: picking a
+ * source from its spec, the one-at-a-time entry points, reading the
+ * image's first page, and the kernel release.
  */
 #include <errno.h>
 #include <limits.h>
@@ -240,6 +240,51 @@ serialize(struct snapshot *s)
 	return 0;
 }
 
+/* The sources besides the kernel's that this program links. */
+#define SNAPSHOT_SOURCES_MAX 4
+static const struct snapshot_source *sources[SNAPSHOT_SOURCES_MAX];
+
+void
+snapshot_source_add(const struct snapshot_source *src)
+{
+	size_t i;
+
+	for (i = 0; i < SNAPSHOT_SOURCES_MAX; i++)
+		if (!sources[i] || sources[i]->kind == src->kind) {
+			sources[i] = src;
+			return;
+		}
+}
+
+static const struct snapshot_source *
+source_of(enum torpor_snapshot_kind kind)
+{
+	size_t i;
+
+	for (i = 0; i < SNAPSHOT_SOURCES_MAX && sources[i]; i++)
+		if (sources[i]->kind == kind)
+			return sources[i];
+	return NULL;
+}
+
+/* What a source says in place of this machine's; NULL: this machine's. */
+static const char *
+source_says(const char *(*what)(void))
+{
+	const char *v = what ? what() : NULL;
+
+	return v && *v ? v : NULL;
+}
+
+const char *
+snapshot_root_path(enum torpor_snapshot_kind kind)
+{
+	const struct snapshot_source *src = source_of(kind);
+	const char *p = source_says(src ? src->root_path : NULL);
+
+	return p ? p : "/";
+}
+
 /*
  * Open the source a spec names: a sim spec or an absolute path to a
  * snapshot device.  Failures are logged here, where the reason is known,
@@ -249,6 +294,7 @@ int
 snapshot_open(const char *spec, enum snapshot_mode mode,
 	      struct snapshot **ret)
 {
+	const struct snapshot_source *src;
 	struct snapshot *s = NULL;
 	int r;
 
@@ -257,9 +303,13 @@ snapshot_open(const char *spec, enum snapshot_mode mode,
 		return -EINVAL;
 	if (!spec || !*spec)
 		return log_error_errno(-EINVAL, "no snapshot source given: use " SNAPSHOT_DEFAULT_SPEC " or sim:SIZE[:SEED]");
-	if (snapshot_spec_kind(spec) == TORPOR_SNAPSHOT_SIM)
-		r = snapshot_sim_open(spec, mode, &s);
-	else if (spec[0] == '/')
+	if (snapshot_spec_kind(spec) != TORPOR_SNAPSHOT_KERNEL) {
+		src = source_of(snapshot_spec_kind(spec));
+		if (!src)
+			return log_error_errno(-EOPNOTSUPP, "snapshot source '%s' is the simulated snapshot device, which this program is built without: it restores through the kernel's " SNAPSHOT_DEFAULT_SPEC " only (the simulator, for tests and demonstrations, is in torpor, torpord and a build tree's torpor-resume-sim)",
+					       spec);
+		r = src->open(spec, mode, &s);
+	} else if (spec[0] == '/')
 		r = snapshot_kernel_open(spec, mode, &s);
 	else
 		return log_error_errno(-EINVAL, "unknown snapshot source '%s': use a device path such as " SNAPSHOT_DEFAULT_SPEC " or sim:SIZE[:SEED]",
@@ -410,23 +460,18 @@ snapshot_parse_info(const void *page, size_t page_size,
 	return 0;
 }
 
-/*
- * The running kernel's release; a sim honours $TORPOR_SIM_KERNEL_RELEASE
- * so that tests can pretend to run another kernel.  Only s->kind is
- * looked at: callers may pass a probe that was never opened.
- */
 int
 snapshot_running_release(const struct snapshot *s, char *buf, size_t size)
 {
-	const char *release = NULL;
+	const struct snapshot_source *src = s ? source_of(s->kind) : NULL;
+	const char *release;
 	struct utsname u;
 	size_t len;
 
 	if (!buf || size == 0)
 		return -EINVAL;
-	if (s && s->kind == TORPOR_SNAPSHOT_SIM)
-		release = getenv("TORPOR_SIM_KERNEL_RELEASE");
-	if (release && *release) {
+	release = source_says(src ? src->kernel_release : NULL);
+	if (release) {
 		if (strlen(release) >= SWSUSP_UTS_LEN)
 			return -EINVAL;
 	} else {
@@ -444,16 +489,12 @@ snapshot_running_release(const struct snapshot *s, char *buf, size_t size)
 bool
 snapshot_kernel_judges_image(const struct snapshot *s)
 {
-	const char *machine = NULL;
+	const struct snapshot_source *src = s ? source_of(s->kind) : NULL;
+	const char *machine = source_says(src ? src->machine : NULL);
 	struct utsname u;
 
-	if (s && s->kind == TORPOR_SNAPSHOT_SIM) {
-		machine = getenv(SIM_MACHINE_ENV);
-		if (!machine || !*machine)
-			machine = SNAPSHOT_ARCH_HEADER_MACHINE;
-	} else if (uname(&u) == 0) {
+	if (!machine && uname(&u) == 0)
 		machine = u.machine;
-	}
 	return machine && strcmp(machine, SNAPSHOT_ARCH_HEADER_MACHINE) == 0;
 }
 

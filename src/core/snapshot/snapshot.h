@@ -2,8 +2,10 @@
 /*
  * Snapshot sources: where the memory image comes from at hibernation and
  * where it goes back at resume.  Two implementations behind one interface:
- * "kernel" (/dev/snapshot, snapshot-kernel.c) and "sim" (a deterministic
- * synthetic image, snapshot-sim.c).
+ * "kernel" (/dev/snapshot, snapshot-kernel.c), in every program, and
+ * "sim" (a deterministic synthetic image, sim/), a library of its own
+ * that adds itself as a source (struct snapshot_source) to the programs
+ * and tests that link it: torpor and torpord, not torpor-resume.
  */
 #ifndef TORPOR_SNAPSHOT_H
 #define TORPOR_SNAPSHOT_H
@@ -179,10 +181,12 @@ size_t snapshot_page_size(const char *spec);
 
 /*
  * Open the source named by spec: "/dev/snapshot" (or another path to a
- * snapshot device) or a sim spec (see sim_parse_spec()).  With the kernel
- * source in hibernate mode this also calls mlockall().  EPERM is turned
- * into a message saying why (lockdown, nohibernate, secretmem).  Its ops
- * may be called from any thread: one call at a time reaches the device.
+ * snapshot device) or a sim spec (see snapshot_spec_parse()), which opens
+ * only where the simulator's library is linked (-EOPNOTSUPP, said, in
+ * the others).  With the kernel source in hibernate mode this also calls
+ * mlockall().  EPERM is turned into a message saying why (lockdown,
+ * nohibernate, secretmem).  Its ops may be called from any thread: one
+ * call at a time reaches the device.
  */
 int snapshot_open(const char *spec, enum snapshot_mode mode,
 		  struct snapshot **ret);
@@ -191,16 +195,32 @@ int snapshot_open(const char *spec, enum snapshot_mode mode,
 void snapshot_close(struct snapshot *s);
 
 /*
- * torpor bench's premade image: make pages 1.. of the sim image (size,
- * seed) once, into memory that this process and the children it forks
- * share.  A sim of that image then hands out and checks those pages
- * instead of generating them (the same bytes), so that a benchmark
- * measures the pipeline more than the generator.  It takes `size` bytes
- * of memory until snapshot_sim_premade_drop().  0 or -errno (no memory:
- * the sim generates as before).
+ * A source besides the kernel's, which the library that implements it
+ * adds when it is linked (the simulator's constructor, sim/): a program
+ * that does not link it cannot open its specs, read its test levers or
+ * run any of its code.  Its open() gets the specs of its kind; the rest
+ * say what the machine it stands for has in place of this one's, each
+ * NULL (or returning NULL) for "this machine's".
  */
-int snapshot_sim_premake(uint64_t size, uint64_t seed);
-void snapshot_sim_premade_drop(void);
+struct snapshot_source {
+	enum torpor_snapshot_kind kind;
+	int (*open)(const char *spec, enum snapshot_mode mode,
+		    struct snapshot **ret);
+	/* The release of the kernel it runs as (uname -r). */
+	const char *(*kernel_release)(void);
+	/* The machine it runs as (uname -m). */
+	const char *(*machine)(void);
+	/* The path whose filesystem is its root filesystem (the root
+	 * guard's "/"). */
+	const char *(*root_path)(void);
+};
+
+/* Add a source; one of a kind, the last added wins. */
+void snapshot_source_add(const struct snapshot_source *src);
+
+/* The path whose filesystem a cycle on a source of this kind guards:
+ * "/", or the source's own root_path(). */
+const char *snapshot_root_path(enum torpor_snapshot_kind kind);
 
 struct torpor_config;
 
@@ -236,9 +256,10 @@ void snapshot_memory_explain(const struct snapshot_memory *m, char *buf,
 int snapshot_parse_info(const void *page, size_t page_size,
 			struct snapshot_info *ret);
 
-/* The release the running kernel reports (uname), or for the sim the value
- * of $TORPOR_SIM_KERNEL_RELEASE when set (tests use it to fake a foreign
- * kernel). */
+/* The release the running kernel reports (uname), or the one of the
+ * kernel a source of s->kind runs as (its kernel_release(): the sim's
+ * $TORPOR_SIM_KERNEL_RELEASE, which tests use to fake a foreign kernel).
+ * Only s->kind is looked at: callers may pass a probe never opened. */
 int snapshot_running_release(const struct snapshot *s, char *buf, size_t size);
 
 /*
@@ -248,9 +269,9 @@ int snapshot_running_release(const struct snapshot *s, char *buf, size_t size);
  * by the release of the kernel that wrote it, so that an image of
  * another build may be handed to it and its answer awaited.  It is the
  * running kernel that checks: decided by its machine (uname -m
- * "x86_64"), not by what torpor was compiled for; a sim answers for the
- * machine it simulates, $TORPOR_SIM_MACHINE or "x86_64".  Only s->kind
- * is looked at.
+ * "x86_64"), not by what torpor was compiled for; a source that stands
+ * for another machine answers for it (its machine(): the sim's
+ * $TORPOR_SIM_MACHINE or "x86_64").  Only s->kind is looked at.
  */
 bool snapshot_kernel_judges_image(const struct snapshot *s);
 

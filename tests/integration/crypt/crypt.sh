@@ -11,7 +11,7 @@ build="${1:?usage: crypt.sh BUILD_DIR [CASE]}"
 only="${2:-}"
 build=$(cd "$build" && pwd) || exit 1
 : "${TORPOR:=$build/src/torpor/torpor}"
-: "${TORPOR_RESUME:=$build/src/torpor-resume/torpor-resume}"
+: "${TORPOR_RESUME:=$build/src/torpor-resume/torpor-resume-sim}"
 : "${TORPOR_PLUGINDIR:=$build/plugins}"
 : "${IMAGE_TOOL:=$build/tests/integration/image-tool}"
 export TORPOR TORPOR_RESUME TORPOR_PLUGINDIR IMAGE_TOOL

@@ -5,7 +5,10 @@
 # the first 8 KiB with the superblock are unchanged, blkid still sees the
 # filesystem, e2fsck -fn finds it clean), an active swap area, a device
 # that device-mapper holds (when device-mapper works on this host).  The
-# same device, once nobody uses it, takes a full cycle.
+# same device, once nobody uses it, takes a full cycle.  On the simulated
+# device the swap writer refuses an active swap area too: a partition
+# (the simulated device will not hand out its pages) and a swap file (it
+# leaves the file to the writer, who takes no page the kernel may use).
 . "$(dirname "$0")/lib.sh"
 [ -e "$PLUGINS/raw.so" ] || { echo "FAIL: $PLUGINS/raw.so is not built"; exit 1; }
 
@@ -50,7 +53,28 @@ t_run torpor hibernate --direct --test
 [ "$rc" -ne 0 ] || fail "hibernate --test to an active swap area exited 0"
 expect_err "refusing $sw: it is an active swap area" "active swap: message"
 [ "$(head_sum "$sw")" = "$before" ] || fail "the active swap area's header changed"
+write_config swap "device = $sw"
+t_run torpor hibernate --direct --test
+[ "$rc" -ne 0 ] || fail "swap writer on an active swap partition (sim) exited 0"
+expect_err "the simulated snapshot device cannot use swap area $sw: it is active" \
+	"swap writer, active partition: the simulated device's message"
+[ "$(head_sum "$sw")" = "$before" ] || fail "swap writer: the active swap partition's header changed"
 swapoff "$sw" || fail "swapoff"
+
+# An active swap file, with the swap writer.
+swf="$mnt/swapfile"
+dd if=/dev/zero of="$swf" bs=1M count=16 status=none conv=fsync &&
+	chmod 600 "$swf" && mkswap "$swf" >/dev/null && swapon "$swf" ||
+	{ echo "FAIL: an active swap file"; exit 1; }
+UNDO+=("swapoff $swf")
+before=$(head_sum "$swf")
+write_config swap "device = $swf"
+t_run torpor hibernate --direct --test
+[ "$rc" -ne 0 ] || fail "swap writer on an active swap file (sim) exited 0"
+expect_err "swap area $swf is in use by the kernel: only the running kernel knows which of its pages are free, and this snapshot device does not hand them out; run swapoff $swf first" \
+	"swap writer, active swap file: message"
+[ "$(head_sum "$swf")" = "$before" ] || fail "swap writer: the active swap file's header changed"
+swapoff "$swf" || fail "swapoff of the swap file"
 
 # Held by device-mapper (a linear target over the whole device).
 if command -v dmsetup >/dev/null 2>&1 && dmsetup version >/dev/null 2>&1; then

@@ -8,7 +8,7 @@ set -u
 BUILD=${1:?usage: $0 BUILD_DIR}
 BUILD=$(cd "$BUILD" && pwd)
 TORPOR_BIN=${TORPOR:-$BUILD/src/torpor/torpor}
-RESUME_BIN=${TORPOR_RESUME:-$BUILD/src/torpor-resume/torpor-resume}
+RESUME_BIN=${TORPOR_RESUME:-$BUILD/src/torpor-resume/torpor-resume-sim}
 PLUGINS=${TORPOR_PLUGINDIR:-$BUILD/plugins}
 
 if [ "$(id -u)" != 0 ]; then

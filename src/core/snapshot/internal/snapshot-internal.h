@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Private to the snapshot sources (snapshot.c, snapshot-kernel.c,
- * snapshot-sim.c) and their tests: the layout of the image's first page,
- * the two constructors, and the simulator's generator.
+ * Private to the snapshot sources (snapshot.c, snapshot-kernel.c, sim/)
+ * and their tests: the layout of the image's first page and the kernel
+ * source's constructor.
  */
 #ifndef TORPOR_SNAPSHOT_INTERNAL_H
 #define TORPOR_SNAPSHOT_INTERNAL_H
@@ -71,11 +71,9 @@
  * refusal_said() and its tests. */
 void snapshot_kmsg_pick(const char *text, size_t len, char *said, size_t size);
 
-/* Open the two kinds of source; snapshot_open() picks one. */
+/* Open the kernel's source; snapshot_open() picks it for a path. */
 int snapshot_kernel_open(const char *path, enum snapshot_mode mode,
 			 struct snapshot **ret);
-int snapshot_sim_open(const char *spec, enum snapshot_mode mode,
-		      struct snapshot **ret);
 
 /* snapshot_kernel_block()'s reason: buf, or NULL when there is none. */
 const char *snapshot_kernel_disabled_by(const char *lockdown_path,
@@ -91,71 +89,5 @@ const char *snapshot_kernel_disabled_by(const char *lockdown_path,
 const char *snapshot_kernel_eperm_reason(const char *lockdown_path,
 					 const char *cmdline_path,
 					 char *buf, size_t size);
-
-/*
- * The simulator.  Its image is SIZE / 4096 pages: page 0 is a header laid
- * out like struct swsusp_info (utsname with the release of
- * snapshot_running_release()) followed by a trailer at SIM_OFF_TRAILER
- * that names the seed and the size, so that the resume side can rebuild
- * the very same image from the header alone.  Pages 1.. come in runs of
- * 1..64 pages of one kind; any page can be generated on its own from
- * (seed, page number).
- */
-#define SIM_MAGIC		"TORPORSIM"
-#define SIM_FORMAT_VERSION	1
-#define SIM_OFF_TRAILER		512	/* char magic[16] */
-#define SIM_OFF_FORMAT		528	/* u32 */
-#define SIM_OFF_PAGE_SIZE	532	/* u32 */
-#define SIM_OFF_SEED		536	/* u64 */
-#define SIM_OFF_BYTES		544	/* u64 */
-/* The simulated firmware memory map the image was written under, the
- * stand-in for x86's e820 digest: $TORPOR_SIM_MEMORY_MAP at hibernation,
- * NUL-padded; all zero (as in images of older sims) when it was unset. */
-#define SIM_OFF_MEMORY_MAP	552	/* char[32] */
-#define SIM_MEMORY_MAP_SIZE	32
-
-/* The tests' levers on the simulated kernel (snapshot-sim.c): the machine
- * it runs as (written into the header page's utsname; "x86_64", the
- * default, judges images by the memory map, any other by the release)
- * and the name of the firmware memory map it sees. */
-#define SIM_MACHINE_ENV		"TORPOR_SIM_MACHINE"
-#define SIM_MEMORY_MAP_ENV	"TORPOR_SIM_MEMORY_MAP"
-
-enum sim_page_kind {
-	SIM_PAGE_HEADER,
-	SIM_PAGE_ZERO,
-	SIM_PAGE_CODE,		/* x86-like machine code */
-	SIM_PAGE_TEXT,		/* words and lines */
-	SIM_PAGE_RANDOM,	/* incompressible (already compressed data) */
-	SIM_PAGE_HEAP,		/* pointers, small integers, zero padding */
-	SIM_PAGE_KIND_MAX,
-};
-
-const char *sim_page_kind_name(enum sim_page_kind kind);
-
-/* The kind of page `page` (0 is the header) in the image of `seed`. */
-enum sim_page_kind sim_page_kind(uint64_t seed, uint64_t page);
-
-/* Fill buf (SIM_PAGE_SIZE bytes) with data page `page` >= 1. */
-void sim_generate_page(uint64_t seed, uint64_t page, void *buf);
-
-/* Fill buf with the header page of an image of `size` bytes. */
-void sim_generate_header(uint64_t seed, uint64_t size, const char *release,
-			 void *buf);
-
-/*
- * The first page a resume-mode sim found different from its image:
- * returns 1 and sets *ret_page, or 0 when every page so far matched.
- * -EINVAL when s is not a sim.
- */
-int sim_first_mismatch(const struct snapshot *s, uint64_t *ret_page);
-
-/* The pages a sim took from the premade image (snapshot_sim_premake())
- * instead of generating them; 0 when s is not a sim. */
-uint64_t sim_premade_served(const struct snapshot *s);
-
-/* How the last cycle left a hibernate-mode sim: "poweroff", "reboot",
- * "suspend", or NULL (not yet, or s is not a sim). */
-const char *sim_after(const struct snapshot *s);
 
 #endif

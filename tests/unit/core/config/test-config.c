@@ -1370,8 +1370,8 @@ START_TEST(test_snapshot_agrees_with_source)
 	int r;
 
 	for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
-		bool source_ok = sim_parse_spec(specs[i], &size, &seed,
-						&named) == 0;
+		bool source_ok = snapshot_spec_parse(specs[i], &size, &seed,
+						     &named) == 0;
 
 		snprintf(text, sizeof(text), "[torpor]\nsnapshot = %s\n",
 			 specs[i]);
@@ -1385,9 +1385,9 @@ START_TEST(test_snapshot_agrees_with_source)
 			      source_ok ? "accepts" : "refuses");
 		if (!source_ok)
 			/* The source's reason, word for word. */
-			ck_assert_msg(strstr(captured, sim_spec_strerror(
-				      sim_parse_spec(specs[i], &size, &seed,
-						     &named))) != NULL,
+			ck_assert_msg(strstr(captured, snapshot_spec_strerror(
+				      snapshot_spec_parse(specs[i], &size,
+							  &seed, &named))) != NULL,
 				      "'%s': %s", specs[i], captured);
 		config_free(c);
 	}

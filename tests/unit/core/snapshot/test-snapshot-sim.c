@@ -17,7 +17,9 @@
 #include "capture.h"
 #include "config.h"
 #include "log.h"
+#include "sim-pages.h"
 #include "snapshot-internal.h"
+#include "snapshot-sim.h"
 #include "snapshot.h"
 
 #define PAGE SIM_PAGE_SIZE
@@ -98,22 +100,22 @@ START_TEST(test_specs_good)
 	uint64_t size, seed;
 	bool named;
 
-	ck_assert_int_eq(sim_parse_spec("sim", &size, &seed, &named), 0);
+	ck_assert_int_eq(snapshot_spec_parse("sim", &size, &seed, &named), 0);
 	ck_assert(!named);
 	ck_assert_uint_eq(size, SIM_DEFAULT_SIZE);
 	ck_assert_uint_eq(seed, SIM_DEFAULT_SEED);
 
-	ck_assert_int_eq(sim_parse_spec("sim:64M", &size, &seed, &named), 0);
+	ck_assert_int_eq(snapshot_spec_parse("sim:64M", &size, &seed, &named), 0);
 	ck_assert(named);
 	ck_assert_uint_eq(size, UINT64_C(64) << 20);
 	ck_assert_uint_eq(seed, 1);
 
-	ck_assert_int_eq(sim_parse_spec("sim:4096", &size, &seed, &named), 0);
+	ck_assert_int_eq(snapshot_spec_parse("sim:4096", &size, &seed, &named), 0);
 	ck_assert_uint_eq(size, 4096);
-	ck_assert_int_eq(sim_parse_spec("sim:8k:42", &size, &seed, &named), 0);
+	ck_assert_int_eq(snapshot_spec_parse("sim:8k:42", &size, &seed, &named), 0);
 	ck_assert_uint_eq(size, 8192);
 	ck_assert_uint_eq(seed, 42);
-	ck_assert_int_eq(sim_parse_spec("sim:2G:0", &size, &seed, &named), 0);
+	ck_assert_int_eq(snapshot_spec_parse("sim:2G:0", &size, &seed, &named), 0);
 	ck_assert_uint_eq(size, UINT64_C(2) << 30);
 	ck_assert_uint_eq(seed, 0);
 }
@@ -190,7 +192,7 @@ START_TEST(test_specs_parser)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint64_t size = 77, seed = 77;
 		bool named = false;
-		int r = sim_parse_spec(cases[i].spec, &size, &seed, &named);
+		int r = snapshot_spec_parse(cases[i].spec, &size, &seed, &named);
 
 		ck_assert_msg(r == cases[i].r, "'%s': %d, want %d",
 			      cases[i].spec, r, cases[i].r);
@@ -203,9 +205,9 @@ START_TEST(test_specs_parser)
 			ck_assert_uint_eq(size, 77);
 			ck_assert_uint_eq(seed, 77);
 		}
-		ck_assert_ptr_nonnull(sim_spec_strerror(r));
+		ck_assert_ptr_nonnull(snapshot_spec_strerror(r));
 	}
-	ck_assert_ptr_nonnull(strstr(sim_spec_strerror(-EDOM), "4096"));
+	ck_assert_ptr_nonnull(strstr(snapshot_spec_strerror(-EDOM), "4096"));
 	ck_assert_int_eq(snapshot_spec_kind("sim"), TORPOR_SNAPSHOT_SIM);
 	ck_assert_int_eq(snapshot_spec_kind("sim:x"), TORPOR_SNAPSHOT_SIM);
 	ck_assert_int_eq(snapshot_spec_kind("simx"), TORPOR_SNAPSHOT_KERNEL);
